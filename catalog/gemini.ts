@@ -1,0 +1,65 @@
+import type { ModelInfo } from "./schema.js";
+
+/**
+ * Gemini Interactions API Deep Research agents (shared/providers/gemini-interactions.md).
+ * Tools: google_search -> web_search, file_search -> file_search, mcp_server -> mcp,
+ * code_execution -> code_interpreter. `url_context` (a default tool) has no ToolType.
+ * The spec states no per-token or per-search price, so pricing is `verified: false`.
+ */
+const pricingNotes =
+  "Not in gemini-interactions.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). No cost is returned by the API.";
+
+export const gemini: ModelInfo[] = [
+  // Agent id, background-only, stream/resume/cancel, previous_interaction_id, 60-min cap and 65,536 output tokens (G12) from gemini-interactions.md §2, §3, §8.
+  {
+    id: "gemini:deep-research-preview-04-2026",
+    provider: "gemini",
+    model: "deep-research-preview-04-2026",
+    displayName: "Gemini Deep Research (preview 04-2026)",
+    description: "Faster Deep Research agent, meant to be streamed to a UI.",
+    capabilities: {
+      streaming: true,
+      background: true,
+      resume: true,
+      cancel: true,
+      followUps: true,
+      tools: ["web_search", "file_search", "mcp", "code_interpreter"],
+      pollOnly: false,
+    },
+    limits: { maxDurationMs: 3_600_000, maxOutputTokens: 65_536 },
+    pricing: {
+      inputPerM: 2,
+      outputPerM: 12,
+      perThousandSearches: 14,
+      verified: false,
+      notes: pricingNotes,
+    },
+    lifecycle: { stage: "preview" },
+  },
+  // Agent id, capabilities and 60-min cap from gemini-interactions.md §2, §3, §8; the spec gives no output-token limit for Max.
+  {
+    id: "gemini:deep-research-max-preview-04-2026",
+    provider: "gemini",
+    model: "deep-research-max-preview-04-2026",
+    displayName: "Gemini Deep Research Max (preview 04-2026)",
+    description: "Most exhaustive Deep Research agent (more searches and tokens per task).",
+    capabilities: {
+      streaming: true,
+      background: true,
+      resume: true,
+      cancel: true,
+      followUps: true,
+      tools: ["web_search", "file_search", "mcp", "code_interpreter"],
+      pollOnly: false,
+    },
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      inputPerM: 2,
+      outputPerM: 12,
+      perThousandSearches: 14,
+      verified: false,
+      notes: pricingNotes,
+    },
+    lifecycle: { stage: "preview" },
+  },
+];

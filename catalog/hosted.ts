@@ -1,0 +1,37 @@
+import type { ModelInfo } from "./schema.js";
+
+/**
+ * The hosted `agents.deep_research` job endpoint (shared/providers/hosted-job-api.md):
+ * POST to start, GET to poll, DELETE to cancel; one job in flight per organization.
+ */
+export const hosted: ModelInfo[] = [
+  // Poll/cancel semantics from hosted-job-api.md; reservation = the spec's example estimated_cost_usd 6.0; markup 1.2 from the project's issue; max duration not specified (one-hour default assumed).
+  {
+    id: "hosted:agents.deep_research",
+    provider: "hosted",
+    model: "agents.deep_research",
+    displayName: "Hosted deep research agent",
+    description:
+      "Hosted job API: poll-only, report delivered whole, cancellable (DELETE); one job in flight per organization.",
+    capabilities: {
+      streaming: false,
+      background: true,
+      resume: false,
+      cancel: true,
+      followUps: false,
+      tools: [],
+      pollOnly: true,
+    },
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      inputPerM: 0,
+      outputPerM: 0,
+      reservationUSD: 6,
+      markup: 1.2,
+      verified: false,
+      notes:
+        "Charge = provider cost x 1.2, reported by the service as charge_usd (a cancelled job may still carry a charge); token rates are therefore 0. The 6.00 reservation is the estimated_cost_usd in hosted-job-api.md's example; the 1.2 markup is from the project's issue, not the spec. The spec does not state a maximum job duration: 3,600,000 ms is the SDK's default timeout.",
+    },
+    lifecycle: { stage: "ga" },
+  },
+];

@@ -1,0 +1,91 @@
+import type { ModelInfo } from "./schema.js";
+
+/**
+ * OpenAI Responses API research models (wire format: shared/providers/openai-responses.md).
+ * No OpenAI price appears in that spec, and no OpenAI-owned pricing page was read,
+ * so every pricing block here is `verified: false`.
+ */
+export const openai: ModelInfo[] = [
+  // Capabilities, tools and prices from the project's issue; $30/$180 matches third-party listings (docs.apiyi.com, apidog.com), not an OpenAI page.
+  {
+    id: "openai:gpt-5.5-pro",
+    provider: "openai",
+    model: "gpt-5.5-pro",
+    displayName: "GPT-5.5 Pro",
+    description:
+      "Durable background research on the Responses API; progress by polling, report delivered whole.",
+    capabilities: {
+      streaming: false,
+      background: true,
+      resume: false,
+      cancel: true,
+      followUps: true,
+      tools: ["web_search", "file_search", "mcp", "code_interpreter"],
+      pollOnly: true,
+    },
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      inputPerM: 30,
+      outputPerM: 180,
+      perThousandSearches: 10,
+      verified: false,
+      notes:
+        "From the project's issue; not in shared/providers and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here.",
+    },
+    lifecycle: { stage: "ga" },
+  },
+  // Model ids and dated snapshots from openai-responses.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $10/$40 and $10/K web search).
+  {
+    id: "openai:o3-deep-research",
+    provider: "openai",
+    model: "o3-deep-research",
+    displayName: "o3 Deep Research",
+    capabilities: {
+      streaming: true,
+      background: true,
+      resume: true,
+      cancel: true,
+      followUps: false,
+      tools: ["web_search", "file_search", "mcp", "code_interpreter"],
+      pollOnly: false,
+    },
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      inputPerM: 10,
+      outputPerM: 40,
+      perThousandSearches: 10,
+      verified: false,
+      notes:
+        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+    },
+    lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
+    aliases: ["o3-deep-research-2025-06-26"],
+  },
+  // Model ids and dated snapshots from openai-responses.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $2/$8 and $10/K web search).
+  {
+    id: "openai:o4-mini-deep-research",
+    provider: "openai",
+    model: "o4-mini-deep-research",
+    displayName: "o4-mini Deep Research",
+    capabilities: {
+      streaming: true,
+      background: true,
+      resume: true,
+      cancel: true,
+      followUps: false,
+      tools: ["web_search", "file_search", "mcp", "code_interpreter"],
+      pollOnly: false,
+    },
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      inputPerM: 2,
+      outputPerM: 8,
+      perThousandSearches: 10,
+      verified: false,
+      notes:
+        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+    },
+    lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
+    aliases: ["o4-mini-deep-research-2025-06-26"],
+  },
+];
