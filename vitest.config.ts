@@ -17,6 +17,6 @@ export default defineConfig({
     exclude: ["test/bench/**", "test/package/**", "node_modules/**"],
     testTimeout: 20_000,
     pool: "forks",
+    benchmark: { include: ["test/bench/**/*.bench.ts"] },
   },
-  bench: { include: ["test/bench/**/*.bench.ts"] },
 });

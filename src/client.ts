@@ -1,0 +1,134 @@
+import type { ProviderName } from "./events.js";
+import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
+import { redact, redactValue, registerSecret } from "./redact.js";
+import { ResearchNamespace } from "./research.js";
+import { defaultRetryPolicy } from "./transport/retry.js";
+
+export interface OpenAISettings extends ProviderSettings {
+  organization?: string;
+  project?: string;
+}
+export interface OpenRouterSettings extends ProviderSettings {
+  /** Sent as `X-Title` (OpenRouter's app attribution). */
+  appName?: string;
+  /** Sent as `HTTP-Referer`. */
+  appUrl?: string;
+}
+export interface PerplexitySettings extends ProviderSettings {
+  /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
+  asyncPath?: string;
+}
+
+/** Options of the portable (local) engine; see `sonde/providers/portable`. */
+export interface PortableSettings {
+  /** Chat endpoints by name: `portable:<name>/<model>` uses `chat[name]`. */
+  chat?: Record<string, { baseURL: string; apiKey?: string }>;
+  /** A search backend object, or `{ provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }`. */
+  search?: unknown;
+  /** A fetcher object (url → text). Default: fetch + HTML-to-text. */
+  fetcher?: unknown;
+  /** A job store object, or `{ dir }` for the file store (Node only). */
+  store?: unknown;
+  /** Jobs this process runs at once; more wait for a slot. @defaultValue 2 */
+  maxConcurrentJobs?: number;
+}
+
+export interface SondeOptions {
+  openai?: OpenAISettings;
+  gemini?: ProviderSettings;
+  openrouter?: OpenRouterSettings;
+  perplexity?: PerplexitySettings;
+  hosted?: ProviderSettings;
+  portable?: PortableSettings;
+  /** A fetch implementation. @defaultValue globalThis.fetch */
+  fetch?: typeof globalThis.fetch;
+  /** Current time; catalog lifecycle checks use it. @defaultValue () => new Date() */
+  clock?: () => Date;
+  /** No bytes (keepalives count) for this long = a dropped stream. @defaultValue 300_000 */
+  idleTimeoutMs?: number;
+  /** Reconnect and poll policy. @defaultValue { attempts: 6, minDelayMs: 500, maxDelayMs: 30_000 } */
+  retry?: Partial<RetryPolicy>;
+  logger?: Partial<Logger>;
+  /** Where keys come from when not passed. @defaultValue process.env */
+  env?: Record<string, string | undefined>;
+}
+
+const envKeys: Record<Exclude<ProviderName, "portable">, string[]> = {
+  openai: ["OPENAI_API_KEY"],
+  gemini: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+  openrouter: ["OPENROUTER_API_KEY"],
+  perplexity: ["PERPLEXITY_API_KEY"],
+  hosted: ["SONDE_HOSTED_API_KEY"],
+};
+
+function makeLogger(partial: Partial<Logger> | undefined): Logger {
+  const noop = () => {};
+  // Everything we log is redacted, whatever the user's logger does with it.
+  const wrap = (fn: ((m: string, d?: Record<string, unknown>) => void) | undefined) =>
+    fn
+      ? (message: string, data?: Record<string, unknown>) => fn(redact(message), data && redactValue(data))
+      : noop;
+  return {
+    debug: wrap(partial?.debug),
+    info: wrap(partial?.info),
+    warn: wrap(partial?.warn),
+    error: wrap(partial?.error),
+  };
+}
+
+/**
+ * The Sonde client. Every field is optional: keys come from the environment
+ * (`OPENAI_API_KEY`, `GEMINI_API_KEY`/`GOOGLE_API_KEY`, `OPENROUTER_API_KEY`,
+ * `PERPLEXITY_API_KEY`, `SONDE_HOSTED_API_KEY`/`SONDE_HOSTED_BASE_URL`).
+ */
+export class Sonde {
+  readonly research: ResearchNamespace;
+  readonly #contexts = new Map<ProviderName, ProviderContext>();
+
+  constructor(options: SondeOptions = {}) {
+    const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
+    const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
+    const clock = options.clock ?? (() => new Date());
+    const retry: RetryPolicy = { ...defaultRetryPolicy, ...options.retry };
+    const logger = makeLogger(options.logger);
+    const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+
+    for (const provider of ["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const) {
+      let settings: ProviderSettings = {};
+      let extras: Record<string, unknown> = {};
+      if (provider === "portable") {
+        extras = { ...options.portable };
+        for (const chat of Object.values(options.portable?.chat ?? {})) registerSecret(chat.apiKey);
+        settings = {};
+      } else {
+        const given = options[provider] ?? {};
+        const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
+        const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
+        registerSecret(apiKey);
+        settings = { ...given, apiKey, baseURL };
+      }
+      this.#contexts.set(provider, {
+        provider,
+        settings,
+        fetch: fetchImpl,
+        clock,
+        idleTimeoutMs,
+        retry,
+        logger,
+        extras,
+      });
+    }
+    // The portable engine reaches OpenAI/OpenRouter chat with their configured keys.
+    const portable = this.#contexts.get("portable")!;
+    portable.extras.providerKeys = {
+      openai: this.#contexts.get("openai")!.settings,
+      openrouter: this.#contexts.get("openrouter")!.settings,
+    };
+    this.research = new ResearchNamespace({ clock, contextFor: (p) => this.#contexts.get(p)! });
+  }
+
+  /** Keys never appear here: the client prints as its class name only. */
+  toJSON(): string {
+    return "Sonde";
+  }
+}

@@ -1,0 +1,259 @@
+import type { ProviderName } from "./events.js";
+import { redact } from "./redact.js";
+
+const MARK = Symbol.for("sonde.error");
+
+export interface SondeErrorOptions {
+  retryable?: boolean;
+  provider?: ProviderName;
+  status?: number;
+  requestId?: string;
+  cause?: unknown;
+}
+
+/**
+ * Base of every error Sonde throws. `code` is stable and machine-readable;
+ * `retryable` says whether the same call may succeed later. Messages are redacted:
+ * no API key ever appears in one.
+ *
+ * Use `XError.isInstance(e)` rather than `instanceof` when two copies of the package
+ * may be loaded (it compares a global marker and class names, not prototypes).
+ */
+export class SondeError extends Error {
+  /** Stable class name (bundlers may rename classes; this survives). */
+  static readonly errorName: string = "SondeError";
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly provider?: ProviderName;
+  readonly status?: number;
+  readonly requestId?: string;
+  declare readonly [MARK]: readonly string[];
+
+  constructor(code: string, message: string, options: SondeErrorOptions = {}) {
+    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    if (options.provider) this.provider = options.provider;
+    if (options.status !== undefined) this.status = options.status;
+    if (options.requestId) this.requestId = options.requestId;
+    // Class names along the prototype chain, for cross-realm `isInstance`.
+    const names: string[] = [];
+    for (
+      let proto = Object.getPrototypeOf(this);
+      proto && proto !== Error.prototype;
+      proto = Object.getPrototypeOf(proto)
+    ) {
+      names.push((proto.constructor as typeof SondeError).errorName);
+    }
+    Object.defineProperty(this, MARK, { value: names, enumerable: false });
+    Object.defineProperty(this, "name", { value: names[0] ?? "SondeError", enumerable: false });
+  }
+
+  /** True for an instance of this class (or a subclass), even from another copy of Sonde. */
+  static isInstance<T extends (abstract new (...args: never[]) => SondeError) & { errorName: string }>(
+    this: T,
+    value: unknown,
+  ): value is InstanceType<T> {
+    if (!value || typeof value !== "object") return false;
+    const names = (value as { [MARK]?: readonly string[] })[MARK];
+    return Array.isArray(names) && names.includes(this.errorName);
+  }
+
+  /** A JSON form that is safe to log: no cause chain, no raw payloads. */
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      retryable: this.retryable,
+      provider: this.provider,
+      status: this.status,
+      requestId: this.requestId,
+    };
+  }
+}
+
+/** The request is malformed. Thrown by `validate()`/`start()` before any network call. */
+export class InvalidRequestError extends SondeError {
+  static override readonly errorName: string = "InvalidRequestError";
+  constructor(message: string, options: SondeErrorOptions & { code?: string } = {}) {
+    super(options.code ?? "invalid_request", message, options);
+  }
+}
+
+/** The model id is not in the catalog. `suggestions` holds the closest known ids. */
+export class UnknownModelError extends InvalidRequestError {
+  static override readonly errorName: string = "UnknownModelError";
+  readonly model: string;
+  readonly suggestions: string[];
+  constructor(model: string, suggestions: string[]) {
+    const hint = suggestions.length ? ` Did you mean ${suggestions.map((s) => `"${s}"`).join(", ")}?` : "";
+    super(`Unknown model "${model}".${hint} Run \`sonde models\` or research.listModels() for the list.`, {
+      code: "unknown_model",
+    });
+    this.model = model;
+    this.suggestions = suggestions;
+  }
+}
+
+/** The model was shut down (per the catalog and the client's clock). Names the replacement. */
+export class ModelRetiredError extends InvalidRequestError {
+  static override readonly errorName: string = "ModelRetiredError";
+  readonly model: string;
+  readonly shutdownAt: string | undefined;
+  readonly replacement: string | undefined;
+  constructor(model: string, shutdownAt: string | undefined, replacement: string | undefined) {
+    const when = shutdownAt ? ` on ${shutdownAt.slice(0, 10)}` : "";
+    const use = replacement ? ` Use "${replacement}" instead.` : "";
+    super(`Model "${model}" was retired${when}.${use}`, { code: "model_retired" });
+    this.model = model;
+    this.shutdownAt = shutdownAt;
+    this.replacement = replacement;
+  }
+}
+
+/** The engine cannot honour an option of the request; it is rejected, never dropped. */
+export class UnsupportedOptionError extends InvalidRequestError {
+  static override readonly errorName: string = "UnsupportedOptionError";
+  readonly option: string;
+  constructor(option: string, message: string, options: SondeErrorOptions = {}) {
+    super(message, { ...options, code: "unsupported_option" });
+    this.option = option;
+  }
+}
+
+/** 401/403: the key is missing, wrong, or lacks access. */
+export class AuthenticationError extends SondeError {
+  static override readonly errorName: string = "AuthenticationError";
+  constructor(message: string, options: SondeErrorOptions = {}) {
+    super("authentication", message, { ...options, retryable: false });
+  }
+}
+
+/** 402: the account has no credit left for this job. */
+export class InsufficientCreditError extends SondeError {
+  static override readonly errorName: string = "InsufficientCreditError";
+  constructor(message: string, options: SondeErrorOptions = {}) {
+    super("insufficient_credit", message, { ...options, retryable: false });
+  }
+}
+
+/** 429: too many requests (or jobs in flight). `retryAfterMs` is from `Retry-After` when sent. */
+export class RateLimitError extends SondeError {
+  static override readonly errorName: string = "RateLimitError";
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options: SondeErrorOptions & { retryAfterMs?: number } = {}) {
+    super("rate_limit", message, { retryable: true, ...options });
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** 5xx, or the provider said it is overloaded. Usually retryable. */
+export class ProviderUnavailableError extends SondeError {
+  static override readonly errorName: string = "ProviderUnavailableError";
+  readonly retryAfterMs: number | undefined;
+  constructor(message: string, options: SondeErrorOptions & { retryAfterMs?: number } = {}) {
+    super("provider_unavailable", message, { retryable: true, ...options });
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** The provider reported that the job itself failed (an in-stream error, a `failed` status). */
+export class ProviderJobError extends SondeError {
+  static override readonly errorName: string = "ProviderJobError";
+  constructor(code: string, message: string, options: SondeErrorOptions = {}) {
+    super(code, message, options);
+  }
+}
+
+/**
+ * The connection dropped (reset, truncated, idle past `idleTimeoutMs`) and could not
+ * be resumed. `partial` holds everything received before the drop.
+ */
+export class StreamInterruptedError extends SondeError {
+  static override readonly errorName: string = "StreamInterruptedError";
+  partial?: unknown;
+  constructor(message: string, options: SondeErrorOptions = {}) {
+    super("stream_interrupted", message, { retryable: true, ...options });
+  }
+}
+
+/** The provider does not know this job id (expired, deleted, or another account). */
+export class JobNotFoundError extends SondeError {
+  static override readonly errorName: string = "JobNotFoundError";
+  constructor(message: string, options: SondeErrorOptions = {}) {
+    super("job_not_found", message, { ...options, retryable: false });
+  }
+}
+
+/** A ref passed to `attach`/`get`/`cancel` is not a valid Sonde ref. `field` names what is wrong. */
+export class InvalidRefError extends SondeError {
+  static override readonly errorName: string = "InvalidRefError";
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super("invalid_ref", message);
+    this.field = field;
+  }
+}
+
+/** The same `idempotencyKey` was used with a different request. */
+export class IdempotencyConflictError extends SondeError {
+  static override readonly errorName: string = "IdempotencyConflictError";
+  constructor(message: string, options: SondeErrorOptions = {}) {
+    super("idempotency_conflict", message, { ...options, retryable: false });
+  }
+}
+
+/**
+ * The job-creating request may or may not have reached the provider (timeout or drop
+ * before a response). Sonde does not resend it, because that can start and bill a
+ * second job. `jobId` is set when anything identified the job.
+ */
+export class IndeterminateSubmissionError extends SondeError {
+  static override readonly errorName: string = "IndeterminateSubmissionError";
+  readonly jobId: string | undefined;
+  constructor(message: string, options: SondeErrorOptions & { jobId?: string } = {}) {
+    super("indeterminate_submission", message, { ...options, retryable: false });
+    this.jobId = options.jobId;
+  }
+}
+
+/** A job's event stream was iterated a second time. Use `result()` or keep the events. */
+export class StreamConsumedError extends SondeError {
+  static override readonly errorName: string = "StreamConsumedError";
+  constructor() {
+    super(
+      "stream_consumed",
+      "This job's events were already iterated; a job streams once. Await job.result() instead.",
+    );
+  }
+}
+
+/** `toRef()` was called before the provider assigned a job id (before the `created` event). */
+export class JobNotCreatedError extends SondeError {
+  static override readonly errorName: string = "JobNotCreatedError";
+  constructor() {
+    super(
+      "job_not_created",
+      "The job has no id yet: call toRef() after the `created` event (or after `await job.created()`).",
+    );
+  }
+}
+
+/**
+ * The local job object stopped: `abort()`, the request's `signal`, or `timeoutMs`.
+ * The remote job was not cancelled and its ref can be attached again.
+ */
+export class JobAbortedError extends SondeError {
+  static override readonly errorName: string = "JobAbortedError";
+  readonly reason: unknown;
+  constructor(kind: "aborted" | "timeout", reason?: unknown) {
+    super(
+      kind,
+      kind === "timeout"
+        ? "The job's timeoutMs elapsed. The remote job keeps running; attach its ref to continue or cancel it."
+        : "The job was aborted locally. The remote job keeps running; attach its ref to continue or cancel it.",
+    );
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,456 @@
+import type { Pricing } from "../catalog/schema.js";
+import { type ResearchResult, ResultAggregator } from "./aggregate.js";
+import { emptyUsage, mergeUsage } from "./cost.js";
+import {
+  JobAbortedError,
+  JobNotCreatedError,
+  ProviderJobError,
+  SondeError,
+  StreamConsumedError,
+  StreamInterruptedError,
+} from "./errors.js";
+import {
+  isTerminal,
+  type JobStatus,
+  type ProviderName,
+  type ResearchEvent,
+  type UnsequencedEvent,
+  type Usage,
+} from "./events.js";
+import type {
+  CancelOutcome,
+  EngineSession,
+  Logger,
+  MappedEvent,
+  RetryPolicy,
+  WireEvent,
+} from "./provider.js";
+import type { JobRef } from "./ref.js";
+import { toTransportError } from "./transport/http.js";
+import { withRetry } from "./transport/retry.js";
+
+export type { ResearchResult };
+
+/** How many opaque cursors are remembered for dedup (overlap on resume is short). */
+const RECENT_CURSORS = 512;
+
+/** Internal: what a job needs from the client. */
+export interface JobInit {
+  provider: ProviderName;
+  /** Catalog id, `provider:model`. */
+  model: string;
+  pricing: Pricing;
+  session: EngineSession;
+  retry: RetryPolicy;
+  logger: Logger;
+  clock: () => Date;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** Present when re-attaching: delivery resumes after its cursor. */
+  ref?: JobRef;
+  cancel: (ref: JobRef) => Promise<CancelOutcome>;
+}
+
+/** Reason used to stop the transport after a confirmed cancel (not an abort). */
+class CancelledLocally {
+  constructor(readonly outcome: CancelOutcome) {}
+}
+
+interface Suppression {
+  cursor: string;
+  rank: number | undefined;
+  /** Events of the wire event at `cursor` that were already delivered; undefined = all. */
+  offset: number | undefined;
+}
+
+/**
+ * One research job: an async iterable of `ResearchEvent`s (consumable once) plus its
+ * ref, result and controls. The network starts lazily, on the first pull or on
+ * `result()`. Delivery is exactly-once and in order across reconnects and `attach`.
+ */
+export class ResearchJob implements AsyncIterable<ResearchEvent> {
+  readonly #init: JobInit;
+  readonly #session: EngineSession;
+  readonly #controller = new AbortController();
+  readonly #aggregator = new ResultAggregator();
+  #id: string | undefined;
+  #status: JobStatus = "queued";
+  #createdAt: string | undefined;
+  #deadlineAt: string | undefined;
+  #seq = 0;
+  #usage: Usage = emptyUsage;
+  #consumed = false;
+  #started = false;
+  #terminal = false;
+  // Delivery position, for the ref.
+  #refCursor: string | undefined;
+  #refOffset: number | undefined;
+  // Dedup state.
+  #lastRank = Number.NEGATIVE_INFINITY;
+  #recent = new Set<string>();
+  #suppress: Suppression | undefined;
+  #failure: SondeError | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #result: Promise<ResearchResult>;
+  #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
+
+  constructor(init: JobInit) {
+    this.#init = init;
+    this.#session = init.session;
+    this.#result = new Promise<ResearchResult>((resolve, reject) => {
+      this.#settle = { resolve, reject };
+    });
+    // Nobody awaiting result() is fine; don't let it surface as an unhandled rejection.
+    this.#result.catch(() => {});
+    if (init.ref) {
+      this.#id = init.ref.jobId;
+      this.#createdAt = init.ref.createdAt;
+      this.#refCursor = init.ref.cursor;
+      this.#refOffset = init.ref.cursorOffset;
+      if (init.ref.cursor !== undefined) {
+        this.#suppress = {
+          cursor: init.ref.cursor,
+          rank: this.#session.cursorRank?.(init.ref.cursor),
+          offset: init.ref.cursorOffset,
+        };
+      }
+    }
+    const signal = init.signal;
+    if (signal) {
+      if (signal.aborted) this.abort(signal.reason);
+      else signal.addEventListener("abort", () => this.abort(signal.reason), { once: true });
+    }
+  }
+
+  /** The provider's job id; undefined until the `created` event. */
+  get id(): string | undefined {
+    return this.#id;
+  }
+
+  /** Latest known status. */
+  get status(): JobStatus {
+    return this.#status;
+  }
+
+  /**
+   * A plain-JSON ref to re-attach this job later (another process, after a restart).
+   * Holds no secret. Throws `JobNotCreatedError` before the `created` event.
+   */
+  toRef(): JobRef {
+    if (!this.#id || !this.#createdAt) throw new JobNotCreatedError();
+    return {
+      v: 1,
+      provider: this.#init.provider,
+      model: this.#init.model,
+      jobId: this.#id,
+      ...(this.#refCursor !== undefined && { cursor: this.#refCursor }),
+      ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
+      createdAt: this.#createdAt,
+      ...(this.#deadlineAt && { deadlineAt: this.#deadlineAt }),
+      resume: this.#session.resumeState(),
+    };
+  }
+
+  /**
+   * The aggregated result. Drives the stream itself when nobody iterates; returns the
+   * same promise every time. Resolves for `completed`, `incomplete` and `cancelled`;
+   * rejects with the typed error for a failed or interrupted job (its `partial`
+   * property holds what was received) and with `JobAbortedError` after abort/timeout.
+   */
+  result(): Promise<ResearchResult> {
+    if (!this.#consumed) {
+      // Let a `for await` that starts right after `result()` take the stream.
+      setTimeout(() => {
+        if (!this.#consumed) void this.#drain();
+      }, 0);
+    }
+    return this.#result;
+  }
+
+  /** Tears down the local transport only. The remote job keeps running (and billing). */
+  abort(reason?: unknown): void {
+    if (this.#controller.signal.aborted) return;
+    this.#controller.abort(new JobAbortedError("aborted", reason));
+  }
+
+  /**
+   * Stops the job server-side where the engine can, and says honestly what happened.
+   * A completion that wins the race is reported as `already-terminal`.
+   */
+  async cancel(): Promise<CancelOutcome> {
+    if (this.#terminal) return { outcome: "already-terminal", finalStatus: this.#status };
+    if (!this.#id) {
+      if (!this.#started) {
+        // Nothing was sent: cancel is complete and local.
+        this.#controller.abort(new CancelledLocally({ outcome: "cancelled", finalStatus: "cancelled" }));
+        return { outcome: "cancelled", finalStatus: "cancelled" };
+      }
+      const outcome: CancelOutcome = {
+        outcome: "transport-only",
+        detail: "The job had no id yet; the submission was abandoned but may still have been accepted.",
+      };
+      this.#controller.abort(new CancelledLocally(outcome));
+      return outcome;
+    }
+    const outcome = await this.#init.cancel(this.toRef());
+    if (outcome.outcome === "already-terminal") return outcome;
+    if (outcome.outcome === "cancelled" || outcome.outcome === "transport-only") {
+      this.#controller.abort(new CancelledLocally(outcome));
+    }
+    return outcome;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ResearchEvent> {
+    if (this.#consumed) throw new StreamConsumedError();
+    this.#consumed = true;
+    return this.#drive();
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#consumed) return;
+    this.#consumed = true;
+    try {
+      for await (const _ of this.#drive()) {
+        // result() aggregates; nothing to do per event.
+      }
+    } catch {
+      // #drive settles the result promise itself.
+    }
+  }
+
+  #startClock(): void {
+    const now = this.#init.clock();
+    this.#createdAt ??= now.toISOString();
+    this.#deadlineAt = new Date(now.getTime() + this.#init.timeoutMs).toISOString();
+    this.#timer = setTimeout(() => {
+      if (!this.#controller.signal.aborted) this.#controller.abort(new JobAbortedError("timeout"));
+    }, this.#init.timeoutMs);
+    this.#timer.unref?.();
+  }
+
+  #isDuplicate(wire: WireEvent): boolean {
+    const cursor = wire.cursor;
+    if (cursor === undefined) return false;
+    const rank = this.#session.cursorRank?.(cursor);
+    if (rank !== undefined) {
+      if (rank <= this.#lastRank) return true;
+      this.#lastRank = rank;
+      return false;
+    }
+    if (this.#recent.has(cursor)) return true;
+    this.#recent.add(cursor);
+    if (this.#recent.size > RECENT_CURSORS) this.#recent.delete(this.#recent.values().next().value as string);
+    return false;
+  }
+
+  /** How many leading events of this wire event were delivered before the ref was taken. */
+  #suppressedCount(wire: WireEvent, total: number): number {
+    const s = this.#suppress;
+    if (!s) return 0;
+    if (wire.cursor === undefined) {
+      if ((wire as { snapshot?: boolean }).snapshot) this.#suppress = undefined;
+      return this.#suppress ? total : 0;
+    }
+    const rank = s.rank !== undefined ? this.#session.cursorRank?.(wire.cursor) : undefined;
+    const same = rank !== undefined && s.rank !== undefined ? rank === s.rank : wire.cursor === s.cursor;
+    const past = rank !== undefined && s.rank !== undefined && rank > s.rank;
+    if (same) {
+      this.#suppress = undefined;
+      return Math.min(total, s.offset ?? total);
+    }
+    if (past) {
+      this.#suppress = undefined;
+      return 0;
+    }
+    return total;
+  }
+
+  #complete(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
+    let event: UnsequencedEvent;
+    if (mapped.type === "usage") {
+      this.#usage = mergeUsage(this.#usage, mapped.usage, this.#init.pricing);
+      event = { type: "usage", usage: this.#usage, rawEvent: mapped.rawEvent };
+    } else {
+      event = mapped;
+    }
+    if (event.type === "created") {
+      if (this.#id) return undefined; // attached: the ref already carried it
+      this.#id = event.jobId;
+    }
+    if (event.type === "status") {
+      this.#status = event.status;
+      if (isTerminal(event.status)) this.#terminal = true;
+    }
+    const complete = { ...event, seq: 0 } as ResearchEvent;
+    if (wire?.cursor !== undefined) complete.cursor = wire.cursor;
+    if (complete.rawEvent === undefined && wire) complete.rawEvent = wire.data;
+    return complete;
+  }
+
+  #number(event: ResearchEvent): ResearchEvent {
+    event.seq = this.#seq++;
+    this.#aggregator.add(event);
+    return event;
+  }
+
+  async *#drive(): AsyncGenerator<ResearchEvent> {
+    this.#started = true;
+    this.#startClock();
+    const signal = this.#controller.signal;
+    let finalStatus: JobStatus | undefined;
+    try {
+      // After an attach, replay from the start (so offsets and the result are whole) and
+      // suppress delivery up to the ref's position.
+      let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
+      while (!this.#terminal) {
+        const stream = await this.#open(cursor, signal);
+        try {
+          for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
+            const mapped = this.#session.map(wire);
+            const skip = this.#suppressedCount(wire, mapped.length);
+            for (let i = 0; i < mapped.length; i++) {
+              const event = this.#complete(mapped[i]!, wire);
+              if (!event) continue;
+              if (i < skip) {
+                this.#aggregator.add(event); // already delivered before the ref was taken
+                continue;
+              }
+              if (wire.cursor !== undefined) {
+                this.#refCursor = wire.cursor;
+                this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+              }
+              yield this.#number(event);
+            }
+            if (wire.cursor !== undefined) cursor = wire.cursor;
+            if (this.#terminal) break;
+          }
+        } finally {
+          await stream.close();
+        }
+        if (!this.#terminal && !this.#session.resumable) {
+          throw new StreamInterruptedError(
+            `${this.#init.provider}: the stream ended before the job finished, and this engine cannot resume. ` +
+              "Nothing was resent; result() holds what arrived.",
+            { provider: this.#init.provider, retryable: false },
+          );
+        }
+        if (!this.#terminal) this.#init.logger.debug("stream ended early; resuming", { cursor });
+      }
+      finalStatus = this.#status;
+    } catch (thrown) {
+      const reason = signal.aborted ? signal.reason : undefined;
+      if (reason instanceof CancelledLocally) {
+        finalStatus = "cancelled";
+        if (this.#status !== "cancelled") yield this.#number({ type: "status", status: "cancelled", seq: 0 });
+        this.#status = "cancelled";
+      } else if (reason && JobAbortedError.isInstance(reason)) {
+        this.#settle.reject(reason);
+        throw reason;
+      } else {
+        const error = toTransportError(thrown, this.#init.provider, signal);
+        this.#failure = error;
+        const interrupted = StreamInterruptedError.isInstance(error);
+        finalStatus = interrupted ? "incomplete" : "failed";
+        yield this.#number({
+          type: "error",
+          seq: 0,
+          error: {
+            code: error.code,
+            message: error.message,
+            // Worth retrying only if attaching the ref later can continue the job.
+            retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
+            ...(error.status !== undefined && { status: error.status }),
+          },
+        });
+        this.#status = finalStatus;
+      }
+    } finally {
+      clearTimeout(this.#timer);
+      if (finalStatus === undefined && !this.#controller.signal.aborted) {
+        // The consumer stopped iterating: tear down the transport, leave the job attachable.
+        this.#controller.abort(new JobAbortedError("aborted", "the event stream was closed by its consumer"));
+        this.#settle.reject(this.#controller.signal.reason);
+      }
+    }
+    const status = isTerminal(finalStatus) ? finalStatus : "incomplete";
+    yield this.#number({ type: "done", status, seq: 0 });
+    this.#terminal = true;
+    this.#settleResult(status);
+  }
+
+  #settleResult(status: JobStatus): void {
+    const result = this.#aggregator.result();
+    result.status = status;
+    result.jobId = this.#id;
+    if (status === "failed" || this.#failure) {
+      const error =
+        this.#failure ??
+        new ProviderJobError(
+          result.errors.at(-1)?.code ?? "job_failed",
+          result.errors.at(-1)?.message ?? `The ${this.#init.provider} job failed.`,
+          { provider: this.#init.provider },
+        );
+      (error as SondeError & { partial?: ResearchResult }).partial = result;
+      this.#settle.reject(error);
+    } else {
+      this.#settle.resolve(result);
+    }
+  }
+
+  /**
+   * Opens the wire under the retry policy and pulls until the first new (non-duplicate)
+   * event, so that a connection that fails before making progress consumes a retry and
+   * one that made progress starts a fresh budget.
+   */
+  async #open(cursor: string | undefined, signal: AbortSignal) {
+    const session = this.#session;
+    return withRetry(
+      async () => {
+        const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        const close = async () => {
+          await iterator.return?.().catch(() => {});
+        };
+        const next = async (): Promise<WireEvent | undefined> => {
+          try {
+            while (true) {
+              const step = await iterator.next();
+              if (step.done) return undefined;
+              if (!this.#isDuplicate(step.value)) return step.value;
+            }
+          } catch (error) {
+            throw toTransportError(error, this.#init.provider, signal);
+          }
+        };
+        let first: WireEvent | undefined;
+        try {
+          first = await next();
+        } catch (error) {
+          await close();
+          throw error;
+        }
+        if (!first) {
+          await close();
+          throw new StreamInterruptedError(`${this.#init.provider}: the stream closed without new events`, {
+            provider: this.#init.provider,
+            retryable: session.resumable,
+          });
+        }
+        return { first, next, close };
+      },
+      {
+        policy: this.#init.retry,
+        signal,
+        // Before the job exists, only errors that prove the submit was refused are retryable;
+        // after, only engines that can resume reconnect.
+        shouldRetry: (error) =>
+          SondeError.isInstance(error) &&
+          error.retryable &&
+          (session.jobId === undefined || session.resumable),
+        onRetry: (error, attempt, delayMs) =>
+          this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message }),
+      },
+    ).catch((error: unknown) => {
+      throw signal.aborted ? signal.reason : error;
+    });
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The engine spec: what a provider adapter implements. An adapter only maps a wire
+ * format onto this; ordering, `seq`, dedup by cursor, exactly-once delivery across
+ * reconnects and attach, timeouts, retries and aggregation live once, in the core
+ * (`job.ts`). Versioned by `specVersion` so adapters written elsewhere can be checked.
+ */
+import type { ModelInfo } from "../catalog/schema.js";
+import type { Citation, EngineEvent, JobStatus, ProviderName, Usage } from "./events.js";
+import type { JobRef } from "./ref.js";
+import type { ParsedRequest, RequestOption } from "./request.js";
+
+export const specVersion = 1;
+
+export interface Logger {
+  debug(message: string, data?: Record<string, unknown>): void;
+  info(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+  error(message: string, data?: Record<string, unknown>): void;
+}
+
+export interface RetryPolicy {
+  /** Attempts to (re)connect or poll-retry in a row before giving up. @defaultValue 6 */
+  attempts: number;
+  /** @defaultValue 500 */
+  minDelayMs: number;
+  /** @defaultValue 30_000 */
+  maxDelayMs: number;
+}
+
+/** A provider's section of the client config, with the key resolved from options or env. */
+export interface ProviderSettings {
+  apiKey?: string;
+  baseURL?: string;
+  [option: string]: unknown;
+}
+
+/** Everything an adapter gets from the client. No adapter reads process.env itself. */
+export interface ProviderContext {
+  provider: ProviderName;
+  settings: ProviderSettings;
+  fetch: typeof globalThis.fetch;
+  clock: () => Date;
+  idleTimeoutMs: number;
+  retry: RetryPolicy;
+  logger: Logger;
+  /** Engine-specific objects from the client config (portable: chat, search, store…). */
+  extras: Record<string, unknown>;
+}
+
+/** A request after validation: catalog entry resolved, timeout clamped. */
+export interface ResolvedRequest extends ParsedRequest {
+  provider: ProviderName;
+  /** The provider's own model name (`gpt-5.5-pro`, `perplexity/sonar-deep-research`). */
+  providerModel: string;
+  modelInfo: ModelInfo;
+  /** Effective local deadline, after the engine's cap. */
+  timeoutMs: number;
+  /** What validation changed, so callers can see it (e.g. a timeout above the cap). */
+  adjustments: { option: RequestOption; requested: unknown; applied: unknown; reason: string }[];
+}
+
+/** One event as it came off the wire (an SSE message, a poll snapshot, a local step). */
+export interface WireEvent {
+  /** Resume token of this wire event (OpenAI `sequence_number`, Gemini `event_id`, …). */
+  cursor?: string | undefined;
+  /** The decoded payload; becomes `rawEvent` on what it maps to. */
+  data: unknown;
+}
+
+/** Counts an engine reports; the core fills the rest and prices it (see cost.ts). */
+export type UsageReport = Partial<Omit<Usage, "costUSD" | "costSource">> & {
+  /** The provider's own charge in USD, when it reports one. */
+  providerCostUSD?: number;
+};
+
+/** What an adapter's `map` returns: research events, with `usage` as raw counts. */
+export type MappedEvent =
+  | Exclude<EngineEvent, { type: "usage" } | { type: "done" }>
+  | { type: "usage"; usage: UsageReport; rawEvent?: unknown };
+
+export interface ConnectOptions {
+  /** Resume after this cursor; undefined = from the start (or submit, if not yet submitted). */
+  cursor: string | undefined;
+  signal: AbortSignal;
+}
+
+/**
+ * One job's conversation with an engine. The core calls `connect` (again after a
+ * drop, when `resumable`), passes every new wire event through `map` in order, and
+ * stops at the first terminal `status` event.
+ */
+export interface EngineSession {
+  /** The provider's job id once known (from the submit response or the first event). */
+  readonly jobId: string | undefined;
+  /** A dropped connection can be reopened after `jobId` is known. */
+  readonly resumable: boolean;
+  /**
+   * Yields wire events. Before `jobId` is known, the first call submits the job; it
+   * must throw a `retryable` error only when the submission was certainly not accepted
+   * (a status line came back), and `IndeterminateSubmissionError` when it may have been.
+   */
+  connect(options: ConnectOptions): AsyncIterable<WireEvent>;
+  /** Maps one wire event (stateful: accumulates what offsets need). */
+  map(wire: WireEvent): MappedEvent[];
+  /** Orders cursors for dedup; return undefined for opaque tokens. */
+  cursorRank?(cursor: string): number | undefined;
+  /** What the ref's `resume` must hold to continue; never a secret. */
+  resumeState(): Record<string, unknown>;
+}
+
+export interface JobSnapshot {
+  provider: ProviderName;
+  model: string;
+  jobId: string;
+  status: JobStatus;
+  /** The report, once the job is terminal and the provider returns it. */
+  report?: string;
+  citations?: Citation[];
+  usage?: Usage;
+  /** Money the provider holds for the job (hosted job API). */
+  reservedUSD?: number;
+  error?: { code: string; message: string };
+  raw?: unknown;
+}
+
+export type SnapshotReport = Omit<JobSnapshot, "usage"> & { usage?: UsageReport };
+
+/**
+ * Honest answer to a cancel: `cancelled` (confirmed terminal), `already-terminal` (it had
+ * finished first: completion won), `transport-only` (the engine cannot cancel; the
+ * connection was closed and the job may keep running and billing), or `pending`
+ * (asked; no terminal status observed yet).
+ */
+export interface CancelOutcome {
+  outcome: "cancelled" | "already-terminal" | "transport-only" | "pending";
+  finalStatus?: JobStatus;
+  /** Why, in a sentence, when the outcome is not a clean `cancelled`. */
+  detail?: string;
+}
+
+export interface ResearchAdapter {
+  readonly specVersion: typeof specVersion;
+  readonly provider: ProviderName;
+  /** Optional request fields this engine honours; any other field that is set is rejected. */
+  readonly supports: readonly RequestOption[];
+  /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */
+  validate?(request: ResolvedRequest, context: Pick<ProviderContext, "settings" | "extras">): void;
+  start(request: ResolvedRequest, context: ProviderContext): EngineSession;
+  attach(ref: JobRef, context: ProviderContext): EngineSession;
+  get(ref: JobRef, context: ProviderContext): Promise<SnapshotReport>;
+  cancel(ref: JobRef, context: ProviderContext): Promise<CancelOutcome>;
+}

@@ -1,0 +1,8 @@
+/**
+ * The one place the core meets concrete engines: each provider folder exports one
+ * adapter, wired in here. (Rule of the house: nothing else in src/ imports providers/.)
+ */
+import type { ProviderName } from "./events.js";
+import type { ResearchAdapter } from "./provider.js";
+
+export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {};

@@ -1,0 +1,189 @@
+import ky, { HTTPError, isHTTPError, type KyInstance } from "ky";
+import {
+  AuthenticationError,
+  IndeterminateSubmissionError,
+  InsufficientCreditError,
+  InvalidRequestError,
+  JobAbortedError,
+  JobNotFoundError,
+  ProviderUnavailableError,
+  RateLimitError,
+  SondeError,
+  StreamInterruptedError,
+} from "../errors.js";
+import type { ProviderName } from "../events.js";
+import { parseRetryAfter } from "./retry.js";
+
+/** What a failed HTTP response looked like, for provider-specific classification. */
+export interface HttpFailure {
+  provider: ProviderName;
+  status: number;
+  /** Parsed JSON body, or text, or undefined. */
+  body: unknown;
+  headers: Headers;
+  requestId: string | undefined;
+  retryAfterMs: number | undefined;
+  /** The best message and code found in the body. */
+  message: string;
+  code: string | undefined;
+}
+
+export interface HttpClientOptions {
+  provider: ProviderName;
+  baseURL: string;
+  headers: Record<string, string | undefined>;
+  fetch: typeof globalThis.fetch;
+  clock?: () => Date;
+  /** Per-request timeout for non-streaming calls. @defaultValue 60_000 */
+  timeoutMs?: number;
+  /** Provider-specific mapping; return undefined to fall back to the status-code mapping. */
+  classify?: (failure: HttpFailure) => SondeError | undefined;
+}
+
+const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
+
+function describe(body: unknown): { message: string | undefined; code: string | undefined } {
+  if (typeof body === "string") return { message: body.slice(0, 500) || undefined, code: undefined };
+  if (!body || typeof body !== "object") return { message: undefined, code: undefined };
+  const record = body as Record<string, unknown>;
+  const inner = (typeof record.error === "object" && record.error ? record.error : record) as Record<
+    string,
+    unknown
+  >;
+  const detail = record.detail;
+  let message =
+    (typeof inner.message === "string" && inner.message) ||
+    (typeof record.error === "string" && record.error) ||
+    (typeof detail === "string" && detail) ||
+    undefined;
+  if (!message && Array.isArray(detail)) {
+    // FastAPI-style validation errors (Perplexity 422): [{loc, msg, type}]
+    message = detail
+      .map((d) =>
+        d && typeof d === "object"
+          ? `${(d as { loc?: unknown[] }).loc?.join(".") ?? ""}: ${(d as { msg?: string }).msg ?? ""}`
+          : String(d),
+      )
+      .join("; ");
+  }
+  const rawCode = inner.code ?? inner.type ?? inner.status ?? record.code;
+  return { message, code: rawCode === undefined || rawCode === null ? undefined : String(rawCode) };
+}
+
+/** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
+export function errorFromFailure(failure: HttpFailure): SondeError {
+  const { provider, status, requestId, retryAfterMs } = failure;
+  const common = { provider, status, requestId };
+  const message = `${provider} ${status}: ${failure.message}`;
+  if (status === 401 || status === 403)
+    return new AuthenticationError(`${message}. Check the ${provider} API key.`, common);
+  if (status === 402)
+    return new InsufficientCreditError(`${message}. Add credit to the ${provider} account.`, common);
+  if (status === 404) return new JobNotFoundError(message, common);
+  if (status === 429)
+    return new RateLimitError(message, { ...common, ...(retryAfterMs !== undefined && { retryAfterMs }) });
+  if (status === 408 || status >= 500)
+    return new ProviderUnavailableError(message, {
+      ...common,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    });
+  return new InvalidRequestError(message, {
+    ...common,
+    code: failure.code ? `${failure.code}` : "invalid_request",
+  });
+}
+
+export async function failureFromResponse(
+  provider: ProviderName,
+  response: Response,
+  body: unknown,
+  clock: () => Date = () => new Date(),
+): Promise<HttpFailure> {
+  const { message, code } = describe(body);
+  const requestId = requestIdHeaders.map((h) => response.headers.get(h)).find((v) => v) ?? undefined;
+  return {
+    provider,
+    status: response.status,
+    body,
+    headers: response.headers,
+    requestId,
+    retryAfterMs: parseRetryAfter(response.headers, clock()),
+    message: message ?? (response.statusText || "request failed"),
+    code,
+  };
+}
+
+/**
+ * One ky instance per provider: base URL, auth headers, typed errors from a
+ * `beforeError` hook. No ky-level retries at all: reconnects and polls retry under
+ * the job's own p-retry policy, and a job-creating POST is never retried blindly.
+ */
+export function createHttpClient(options: HttpClientOptions): KyInstance {
+  const headers = Object.fromEntries(
+    Object.entries(options.headers).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  return ky.create({
+    prefix: options.baseURL,
+    headers,
+    fetch: options.fetch,
+    retry: 0,
+    timeout: options.timeoutMs ?? 60_000,
+    throwHttpErrors: true,
+    hooks: {
+      beforeError: [
+        async ({ error }) => {
+          if (!isHTTPError(error)) return error;
+          const failure = await failureFromResponse(
+            options.provider,
+            error.response,
+            error.data,
+            options.clock,
+          );
+          const mapped = options.classify?.(failure) ?? errorFromFailure(failure);
+          return mapped;
+        },
+      ],
+    },
+  });
+}
+
+/**
+ * Maps whatever a transport call threw onto Sonde's errors. Our own errors pass
+ * through; the caller's abort becomes `JobAbortedError`; anything else (reset,
+ * DNS, TLS, timeout) is a retryable `StreamInterruptedError`.
+ */
+export function toTransportError(error: unknown, provider: ProviderName, signal?: AbortSignal): SondeError {
+  if (SondeError.isInstance(error)) return error;
+  if (signal?.aborted)
+    return signal.reason instanceof SondeError
+      ? signal.reason
+      : new JobAbortedError("aborted", signal.reason);
+  if (error instanceof HTTPError)
+    return new ProviderUnavailableError(`${provider}: ${error.message}`, { provider });
+  const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
+}
+
+/**
+ * Sends a job-creating request exactly once. A typed HTTP error (a status line came
+ * back, so the job was not created) is rethrown as is — 429/5xx stay retryable. Any
+ * other failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
+ */
+export async function submitOnce<T>(
+  provider: ProviderName,
+  signal: AbortSignal,
+  send: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (SondeError.isInstance(error)) throw error;
+    if (signal.aborted) throw toTransportError(error, provider, signal);
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new IndeterminateSubmissionError(
+      `${provider}: the job submission got no answer (${detail}). It may or may not have started and billed; ` +
+        "Sonde did not resend it. Check the provider's dashboard before submitting again.",
+      { provider, cause: error },
+    );
+  }
+}

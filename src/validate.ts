@@ -1,0 +1,124 @@
+import type { z } from "zod";
+import { findModel, nearestModels } from "../catalog/index.js";
+import type { ToolType } from "../catalog/schema.js";
+import {
+  InvalidRequestError,
+  ModelRetiredError,
+  UnknownModelError,
+  UnsupportedOptionError,
+} from "./errors.js";
+import type { ProviderName } from "./events.js";
+import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "./provider.js";
+import { type RequestOption, ResearchRequest } from "./request.js";
+
+/** One hour, the default local deadline of a job. */
+export const DEFAULT_TIMEOUT_MS = 3_600_000;
+
+/** Options every engine honours, because the core implements them. */
+const universal: readonly RequestOption[] = ["timeoutMs", "signal"];
+/** Options only the portable (local) engine can honour, for a helpful message. */
+const localOnly: readonly RequestOption[] = ["sources", "budget"];
+
+/** Turns zod issues into one readable sentence per problem. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const path = issue.path.length ? issue.path.join(".") : "request";
+      return `${path}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+function providerOf(model: string): ProviderName | undefined {
+  const name = model.slice(0, model.indexOf(":"));
+  return (["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const).find(
+    (p) => p === name,
+  );
+}
+
+/**
+ * Validates a request against the schema, the catalog (existence, lifecycle by the
+ * injected clock, capabilities) and the engine, before anything touches the network.
+ */
+export function resolveRequest(
+  input: unknown,
+  options: {
+    clock: () => Date;
+    adapterFor: (provider: ProviderName) => ResearchAdapter | undefined;
+    contextFor: (provider: ProviderName) => Pick<ProviderContext, "settings" | "extras">;
+  },
+): ResolvedRequest {
+  const parsed = ResearchRequest.safeParse(input);
+  if (!parsed.success) {
+    throw new InvalidRequestError(`Invalid research request: ${describeIssues(parsed.error)}.`);
+  }
+  const request = parsed.data;
+  const info = findModel(request.model);
+  const provider = providerOf(request.model);
+  if (!info || !provider) throw new UnknownModelError(request.model, nearestModels(request.model));
+
+  const { lifecycle } = info;
+  const shutdown = lifecycle.shutdownAt ? Date.parse(lifecycle.shutdownAt) : undefined;
+  if (lifecycle.stage === "retired" || (shutdown !== undefined && shutdown <= options.clock().getTime())) {
+    throw new ModelRetiredError(info.id, lifecycle.shutdownAt, lifecycle.replacement);
+  }
+
+  const adapter = options.adapterFor(provider);
+  if (!adapter) {
+    throw new UnsupportedOptionError(
+      "model",
+      `The ${provider} engine is not available in this build of Sonde. Import "sonde/providers/${provider}" or pick another model.`,
+    );
+  }
+
+  for (const [key, value] of Object.entries(request) as [keyof typeof request, unknown][]) {
+    if (key === "model" || key === "query" || value === undefined) continue;
+    if (universal.includes(key) || adapter.supports.includes(key)) continue;
+    const hint = localOnly.includes(key)
+      ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".`
+      : "";
+    throw new UnsupportedOptionError(
+      key,
+      `The ${provider} engine cannot honour "${key}" for ${info.id}.${hint}`,
+    );
+  }
+
+  for (const tool of request.tools ?? []) {
+    if (!info.capabilities.tools.includes(tool.type as ToolType)) {
+      const allowed = info.capabilities.tools.join(", ") || "none";
+      throw new UnsupportedOptionError(
+        "tools",
+        `${info.id} does not accept the "${tool.type}" tool (accepted: ${allowed}).`,
+      );
+    }
+  }
+  if (request.previousJobId && !info.capabilities.followUps) {
+    throw new UnsupportedOptionError(
+      "previousJobId",
+      `${info.id} cannot continue an earlier job (no follow-ups); start a new job with the context in "instructions".`,
+    );
+  }
+
+  const adjustments: ResolvedRequest["adjustments"] = [];
+  const requestedTimeout = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = Math.min(requestedTimeout, info.limits.maxDurationMs);
+  if (timeoutMs !== requestedTimeout) {
+    adjustments.push({
+      option: "timeoutMs",
+      requested: requestedTimeout,
+      applied: timeoutMs,
+      reason: `${info.id} runs at most ${info.limits.maxDurationMs} ms`,
+    });
+  }
+
+  const resolved: ResolvedRequest = {
+    ...request,
+    provider,
+    providerModel: info.model,
+    modelInfo: info,
+    timeoutMs,
+    adjustments,
+  };
+  adapter.validate?.(resolved, options.contextFor(provider));
+  return resolved;
+}
