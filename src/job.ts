@@ -306,6 +306,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         const stream = await this.#open(cursor, signal);
         try {
           for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
+            if (signal.aborted) throw signal.reason;
             const mapped = this.#session.map(wire);
             const skip = this.#suppressedCount(wire, mapped.length);
             for (let i = 0; i < mapped.length; i++) {
@@ -324,6 +325,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             if (wire.cursor !== undefined) cursor = wire.cursor;
             if (this.#terminal) break;
           }
+        } catch (error) {
+          // A drop after progress: reopen from the cursor with a fresh retry budget.
+          if (signal.aborted || !this.#canReconnect(error)) throw error;
+          this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });
+          continue;
         } finally {
           await stream.close();
         }
@@ -397,6 +403,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
   }
 
+  #canReconnect(error: unknown): boolean {
+    return (
+      SondeError.isInstance(error) &&
+      error.retryable &&
+      this.#session.resumable &&
+      this.#session.jobId !== undefined
+    );
+  }
+
   /**
    * Opens the wire under the retry policy and pulls until the first new (non-duplicate)
    * event, so that a connection that fails before making progress consumes a retry and
@@ -407,13 +422,22 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return withRetry(
       async () => {
         const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        // Not awaited: an async generator's return() waits for a pending next(), which an
+        // adapter ignoring the signal might never settle.
         const close = async () => {
-          await iterator.return?.().catch(() => {});
+          iterator.return?.().catch(() => {});
         };
+        // An adapter that ignores the signal must not keep an aborted job waiting.
+        const aborted = new Promise<never>((_, reject) => {
+          const onAbort = () => reject(signal.reason);
+          if (signal.aborted) onAbort();
+          else signal.addEventListener("abort", onAbort, { once: true });
+        });
+        aborted.catch(() => {});
         const next = async (): Promise<WireEvent | undefined> => {
           try {
             while (true) {
-              const step = await iterator.next();
+              const step = await Promise.race([iterator.next(), aborted]);
               if (step.done) return undefined;
               if (!this.#isDuplicate(step.value)) return step.value;
             }

@@ -1,0 +1,203 @@
+import { describe, expect, it } from "vitest";
+import { findModel } from "../../catalog/index.js";
+import {
+  JobAbortedError,
+  JobNotCreatedError,
+  StreamConsumedError,
+  StreamInterruptedError,
+} from "../../src/errors.js";
+import type { ResearchEvent } from "../../src/events.js";
+import { ResearchJob } from "../../src/job.js";
+import type { EngineSession } from "../../src/provider.js";
+import type { JobRef } from "../../src/ref.js";
+import { type FakeScript, fakeSession, script } from "../helpers/fake-engine.js";
+
+const pricing = findModel("openai:gpt-5.5-pro")!.pricing;
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+function job(session: EngineSession, extra: Partial<ConstructorParameters<typeof ResearchJob>[0]> = {}) {
+  return new ResearchJob({
+    provider: "openai",
+    model: "openai:gpt-5.5-pro",
+    pricing,
+    session,
+    retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
+    logger: silent,
+    clock: () => new Date(),
+    timeoutMs: 60_000,
+    cancel: async () => ({ outcome: "cancelled", finalStatus: "cancelled" }),
+    ...extra,
+  });
+}
+
+async function collect(j: ResearchJob): Promise<ResearchEvent[]> {
+  const events: ResearchEvent[] = [];
+  for await (const event of j) events.push(event);
+  return events;
+}
+
+const reportOf = (events: ResearchEvent[]) => events.map((e) => (e.type === "text" ? e.delta : "")).join("");
+
+describe("ResearchJob delivery", () => {
+  const baseline = async (s: FakeScript) => collect(job(fakeSession({ ...s, dropAfter: [] })));
+
+  it("delivers every event once, in order, with strictly increasing seq and one final done", async () => {
+    const events = await collect(job(fakeSession({ events: script(20) })));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    expect(events.filter((e) => e.type === "done")).toHaveLength(1);
+    expect(reportOf(events)).toBe(Array.from({ length: 20 }, (_, i) => `w${i} `).join(""));
+  });
+
+  it("drops the overlap a resume re-sends (ranked cursors): nothing twice, nothing lost", async () => {
+    const s: FakeScript = { events: script(60), dropAfter: [10, 7, 25], overlap: 5 };
+    const expected = await baseline(s);
+    const session = fakeSession(s);
+    const events = await collect(job(session));
+    expect(session.connects.length).toBe(4);
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect(events.map((e) => e.type)).toEqual(expected.map((e) => e.type));
+    expect(new Set(events.map((e) => e.seq)).size).toBe(events.length);
+  });
+
+  it("drops the overlap with opaque cursors too", async () => {
+    const s: FakeScript = { events: script(40), dropAfter: [9, 9, 9], overlap: 4, opaque: true };
+    const expected = await baseline(s);
+    const events = await collect(job(fakeSession(s)));
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect(events.map((e) => e.type)).toEqual(expected.map((e) => e.type));
+  });
+
+  it("gives up after the retry budget when a connection never makes progress", async () => {
+    const s: FakeScript = { events: script(10), dropAfter: [3, 0, 0, 0, 0, 0] };
+    const j = job(fakeSession(s));
+    const events = await collect(j);
+    expect(events.at(-2)).toMatchObject({
+      type: "error",
+      error: { code: "stream_interrupted", retryable: true },
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
+    const error = await j.result().catch((e) => e);
+    expect(StreamInterruptedError.isInstance(error)).toBe(true);
+    expect(error.partial.report).toBe("w0 w1 ");
+  });
+
+  it("ends a non-resumable stream that drops as incomplete, with what arrived, and never reconnects", async () => {
+    const session = fakeSession({ events: script(10), dropAfter: [5], resumable: false });
+    const j = job(session);
+    const events = await collect(j);
+    expect(session.connects).toHaveLength(1);
+    expect(events.at(-2)).toMatchObject({ type: "error", error: { retryable: false } });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
+    const error = await j.result().catch((e) => e);
+    expect(error.partial.report).toBe("w0 w1 w2 w3 ");
+  });
+
+  it("aggregates: result() without iterating, same promise each time, citations deduplicated", async () => {
+    const j = job(fakeSession({ events: script(30) }));
+    const first = j.result();
+    expect(j.result()).toBe(first);
+    const result = await first;
+    expect(result.status).toBe("completed");
+    expect(result.citations.map((c) => c.url)).toEqual([
+      "https://example.org/0?utm_source=openai",
+      "https://example.org/1?utm_source=openai",
+      "https://example.org/2?utm_source=openai",
+    ]);
+    expect(result.usage).toMatchObject({
+      inputTokens: 1000,
+      outputTokens: 100,
+      searches: 3,
+      costSource: "estimate",
+    });
+    // 1000 × $30/M + 100 × $180/M + 3 × $10/1000
+    expect(result.usage.costUSD).toBeCloseTo(0.03 + 0.018 + 0.03, 9);
+    expect(() => j[Symbol.asyncIterator]()).toThrow(StreamConsumedError);
+  });
+
+  it("lets a for-await that starts right after result() take the stream", async () => {
+    const j = job(fakeSession({ events: script(5) }));
+    const pending = j.result();
+    const events = await collect(j);
+    expect((await pending).report).toBe(reportOf(events));
+  });
+
+  it("a second for-await throws StreamConsumedError", async () => {
+    const j = job(fakeSession({ events: script(3) }));
+    await collect(j);
+    await expect(collect(j)).rejects.toBeInstanceOf(StreamConsumedError);
+  });
+
+  it("toRef() before created throws JobNotCreatedError; after, it is plain JSON", async () => {
+    const j = job(fakeSession({ events: script(3) }));
+    expect(() => j.toRef()).toThrow(JobNotCreatedError);
+    for await (const event of j) {
+      if (event.type === "created") {
+        const ref = j.toRef();
+        expect(JSON.parse(JSON.stringify(ref))).toEqual(ref);
+        expect(ref).toMatchObject({ v: 1, provider: "openai", jobId: "job_1" });
+      }
+    }
+  });
+
+  it("attach from a ref taken mid-batch delivers exactly the rest: the two halves equal one uninterrupted run", async () => {
+    const s: FakeScript = { events: script(25) };
+    const expected = await baseline(s);
+    for (const stopAt of [1, 2, 3, 10, expected.length - 3]) {
+      const first = job(fakeSession(s));
+      const before: ResearchEvent[] = [];
+      let ref: JobRef | undefined;
+      for await (const event of first) {
+        before.push(event);
+        if (before.length === stopAt + 1) {
+          ref = JSON.parse(JSON.stringify(first.toRef()));
+          break;
+        }
+      }
+      await expect(first.result()).rejects.toBeInstanceOf(JobAbortedError);
+      const second = job(fakeSession(s), { ref: ref! });
+      const after = await collect(second);
+      const strip = (e: ResearchEvent) => ({ ...e, seq: 0 });
+      expect([...before, ...after].map(strip)).toEqual(expected.map(strip));
+      expect((await second.result()).report).toBe(reportOf(expected));
+    }
+  });
+
+  it("abort() tears down the transport: iteration and result reject with JobAbortedError, no done", async () => {
+    const j = job(fakeSession({ events: script(50) }));
+    const seen: ResearchEvent[] = [];
+    await expect(
+      (async () => {
+        for await (const event of j) {
+          seen.push(event);
+          if (seen.length === 4) j.abort("user changed their mind");
+        }
+      })(),
+    ).rejects.toSatisfy((e) => JobAbortedError.isInstance(e));
+    expect(seen.some((e) => e.type === "done")).toBe(false);
+    await expect(j.result()).rejects.toSatisfy((e) => JobAbortedError.isInstance(e));
+  });
+
+  it("cancel() mid-stream ends with status cancelled and done cancelled", async () => {
+    const j = job(fakeSession({ events: script(50) }));
+    const seen: ResearchEvent[] = [];
+    for await (const event of j) {
+      seen.push(event);
+      if (seen.length === 5)
+        expect(await j.cancel()).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
+    }
+    expect(seen.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
+    expect((await j.result()).status).toBe("cancelled");
+  });
+
+  it("a provider failure rejects result() with the provider's code and keeps the partial report", async () => {
+    const events = script(3);
+    events.splice(3, 0, { kind: "error", value: "The server had an error" });
+    const j = job(fakeSession({ events }));
+    const seen = await collect(j);
+    expect(seen.at(-1)).toMatchObject({ type: "done", status: "failed" });
+    const error = await j.result().catch((e) => e);
+    expect(error.code).toBe("server_error");
+    expect(error.partial.report).toBe("w0 w1 ");
+  });
+});
