@@ -25,7 +25,9 @@ export function redact(text: string): string {
   let out = text;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   for (const shape of keyShapes)
-    out = out.replace(shape, (_match, scheme) => (scheme ? `${scheme} ${REDACTED}` : REDACTED));
+    out = out.replace(shape, (_match, scheme) =>
+      typeof scheme === "string" ? `${scheme} ${REDACTED}` : REDACTED,
+    );
   return out;
 }
 

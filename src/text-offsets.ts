@@ -46,7 +46,8 @@ export class OffsetCursor {
     }
     while (this.#units < text.length) {
       const code = text.codePointAt(this.#units)!;
-      const width = this.unit === "codepoint" ? 1 : code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+      const width =
+        this.unit === "codepoint" ? 1 : code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
       if (this.#counted + width > offset) break;
       this.#counted += width;
       this.#units += code >= 0x10000 ? 2 : 1;

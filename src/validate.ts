@@ -59,7 +59,10 @@ export function resolveRequest(
 
   const { lifecycle } = info;
   const shutdown = lifecycle.shutdownAt ? Date.parse(lifecycle.shutdownAt) : undefined;
-  if (lifecycle.stage === "retired" || (shutdown !== undefined && shutdown <= options.clock().getTime())) {
+  // The shutdown date, read with the injected clock, decides; `stage` alone only when no date is known.
+  const retired =
+    shutdown !== undefined ? shutdown <= options.clock().getTime() : lifecycle.stage === "retired";
+  if (retired) {
     throw new ModelRetiredError(info.id, lifecycle.shutdownAt, lifecycle.replacement);
   }
 

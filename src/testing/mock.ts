@@ -1,0 +1,250 @@
+import { SondeError } from "../errors.js";
+import type { Citation, JobStatus, ResearchEvent } from "../events.js";
+import { installMockHook, type MockHook } from "../mocks.js";
+import type {
+  CancelOutcome,
+  EngineSession,
+  JobSnapshot,
+  MappedEvent,
+  ResolvedRequest,
+  UsageReport,
+  WireEvent,
+} from "../provider.js";
+import type { JobRef } from "../ref.js";
+import { sleep } from "../transport/retry.js";
+
+/** Events a mock may script: anything but the ones the machinery owns (`created`, `done`). */
+export type ScriptedEvent = Exclude<MappedEvent, { type: "created" }>;
+
+export interface MockOptions {
+  citations?: Citation[];
+  /** Usage counts; priced from the catalog unless `providerCostUSD` is given. */
+  usage?: UsageReport;
+  /** Events to run before the report streams (searches, phases, thinking…). */
+  events?: ScriptedEvent[];
+  /** Pause between events, to exercise timeouts, abort and cancel races. @defaultValue 0 */
+  delayMs?: number;
+  /**
+   * Make the job fail. A `SondeError` (e.g. `new RateLimitError(...)`) is thrown the
+   * way an engine would throw it, after `created`; `{ code, message }` fails the job
+   * in-band like a provider-reported failure. Either way `result()` rejects.
+   */
+  fail?: SondeError | { code: string; message: string };
+  /** Split the report into text events of about this many characters. @defaultValue 40 */
+  chunkSize?: number;
+}
+
+interface MockRule {
+  id: number;
+  report: string;
+  options: MockOptions;
+  match: (request: ResolvedRequest) => boolean;
+}
+
+interface MockJobRecord {
+  rule: MockRule;
+  request: { model: string; query: string };
+  status: JobStatus;
+  cancelled: boolean;
+}
+
+const STATE = Symbol.for("sonde.mockState");
+interface MockState {
+  rules: MockRule[];
+  jobs: Map<string, MockJobRecord>;
+  nextRule: number;
+  nextJob: number;
+}
+
+function state(): MockState {
+  const global = globalThis as { [STATE]?: MockState };
+  global[STATE] ??= { rules: [], jobs: new Map(), nextRule: 1, nextJob: 1 };
+  return global[STATE];
+}
+
+function script(rule: MockRule): MappedEvent[] {
+  const { options, report } = rule;
+  const events: MappedEvent[] = [{ type: "status", status: "running" }, ...(options.events ?? [])];
+  if (options.fail && !SondeError.isInstance(options.fail)) {
+    events.push(
+      { type: "error", error: { code: options.fail.code, message: options.fail.message, retryable: false } },
+      { type: "status", status: "failed" },
+    );
+    return events;
+  }
+  const size = Math.max(1, options.chunkSize ?? 40);
+  for (let i = 0; i < report.length; i += size)
+    events.push({ type: "text", delta: report.slice(i, i + size) });
+  for (const citation of options.citations ?? []) events.push({ type: "citation", citation });
+  events.push({ type: "usage", usage: options.usage ?? { inputTokens: 0, outputTokens: 0 } });
+  events.push({ type: "status", status: "completed" });
+  return events;
+}
+
+function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest["provider"]): EngineSession {
+  const events = script(record.rule);
+  const { delayMs = 0, fail } = record.rule.options;
+  return {
+    jobId,
+    // A scripted failure must surface as the job's failure, not as a reconnect loop.
+    resumable: !fail,
+    cursorRank: (cursor) => Number(cursor),
+    resumeState: () => ({ mock: true }),
+    async *connect({ cursor, signal }) {
+      const from = cursor === undefined ? -1 : Number(cursor);
+      if (from < 0) {
+        yield {
+          cursor: "0",
+          data: { type: "created", jobId, provider, model: record.request.model },
+        } satisfies WireEvent;
+        if (SondeError.isInstance(fail)) throw fail;
+      }
+      for (let i = Math.max(0, from); i < events.length; i++) {
+        if (delayMs > 0) await sleep(delayMs, signal);
+        if (record.cancelled) {
+          yield { cursor: String(i + 1), data: { type: "status", status: "cancelled" } };
+          return;
+        }
+        const event = events[i]!;
+        if (event.type === "status") record.status = event.status;
+        yield { cursor: String(i + 1), data: event };
+      }
+    },
+    map(wire) {
+      return [wire.data as MappedEvent];
+    },
+  };
+}
+
+const hook: MockHook = {
+  start(request) {
+    const s = state();
+    const rule = [...s.rules].reverse().find((r) => r.match(request));
+    if (!rule) return undefined;
+    const jobId = `mock_${String(s.nextJob++).padStart(6, "0")}`;
+    const record: MockJobRecord = {
+      rule,
+      request: { model: request.modelInfo.id, query: request.query },
+      status: "queued",
+      cancelled: false,
+    };
+    s.jobs.set(jobId, record);
+    return session(jobId, record, request.provider);
+  },
+  attach(ref: JobRef) {
+    const record = state().jobs.get(ref.jobId);
+    return record && session(ref.jobId, record, ref.provider);
+  },
+  get(ref: JobRef) {
+    const record = state().jobs.get(ref.jobId);
+    if (!record) return undefined;
+    const snapshot: JobSnapshot = {
+      provider: ref.provider,
+      model: ref.model,
+      jobId: ref.jobId,
+      status: record.status,
+    };
+    if (record.status === "completed") {
+      snapshot.report = record.rule.report;
+      snapshot.citations = record.rule.options.citations ?? [];
+    }
+    return Promise.resolve(snapshot);
+  },
+  cancel(ref: JobRef) {
+    const record = state().jobs.get(ref.jobId);
+    if (!record) return undefined;
+    if (record.status === "completed" || record.status === "failed" || record.status === "cancelled") {
+      return Promise.resolve<CancelOutcome>({ outcome: "already-terminal", finalStatus: record.status });
+    }
+    record.cancelled = true;
+    record.status = "cancelled";
+    return Promise.resolve<CancelOutcome>({ outcome: "cancelled", finalStatus: "cancelled" });
+  },
+};
+
+export class MockBuilder {
+  readonly #report: string;
+  readonly #options: MockOptions;
+  #conditions: ((request: ResolvedRequest) => boolean)[] = [];
+
+  /** @internal */
+  constructor(report: string, options: MockOptions) {
+    this.#report = report;
+    this.#options = options;
+  }
+
+  /** Match requests whose query contains `text` (case-insensitive). */
+  whenQueryContains(text: string): this {
+    const needle = text.toLowerCase();
+    this.#conditions.push((request) => request.query.toLowerCase().includes(needle));
+    return this;
+  }
+
+  /** Match requests for this model id (`provider:model`). */
+  whenModel(id: string): this {
+    this.#conditions.push((request) => request.modelInfo.id === id || request.model === id);
+    return this;
+  }
+
+  /** Match every request. */
+  always(): this {
+    this.#conditions = [];
+    return this;
+  }
+
+  /**
+   * Starts intercepting `research.start` in every client of this process. Requests
+   * still pass validation first (a retired model fails as in production); requests
+   * no mock matches go to the real engine. The most recently registered match wins.
+   */
+  register(): MockHandle {
+    const s = state();
+    const conditions = [...this.#conditions];
+    const rule: MockRule = {
+      id: s.nextRule++,
+      report: this.#report,
+      options: this.#options,
+      match: (request) => conditions.every((condition) => condition(request)),
+    };
+    s.rules.push(rule);
+    installMockHook(hook);
+    return {
+      unregister() {
+        s.rules = s.rules.filter((r) => r !== rule);
+      },
+      get calls() {
+        return [...s.jobs.values()].filter((job) => job.rule === rule).map((job) => ({ ...job.request }));
+      },
+    };
+  }
+}
+
+export interface MockHandle {
+  unregister(): void;
+  /** Requests this mock answered, in order. */
+  readonly calls: { model: string; query: string }[];
+}
+
+/**
+ * Scripts a research job for tests of your app: the report streams as `text`
+ * events through Sonde's real job machinery, so `toRef()`, `attach()`, `cancel()`
+ * and `result()` behave as in production.
+ *
+ * @example
+ * mockResearch("# Findings\n...", { citations: [{ url: "https://example.org" }] })
+ *   .whenQueryContains("battery")
+ *   .register();
+ */
+export function mockResearch(report: string, options: MockOptions = {}): MockBuilder {
+  return new MockBuilder(report, options);
+}
+
+/** Removes every registered mock and forgets mock jobs. */
+export function clearMocks(): void {
+  const s = state();
+  s.rules = [];
+  s.jobs.clear();
+  installMockHook(undefined);
+}
+
+export type { ResearchEvent };

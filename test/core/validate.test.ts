@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  InvalidRequestError,
+  ModelRetiredError,
+  Sonde,
+  UnknownModelError,
+  UnsupportedOptionError,
+} from "../../src/index.js";
+import type { ResearchAdapter } from "../../src/provider.js";
+import { adapters } from "../../src/registry.js";
+
+// A recording adapter: any call to it means validation let a request through to an engine.
+const calls: string[] = [];
+const recording = (provider: "openai" | "gemini"): ResearchAdapter => ({
+  specVersion: 1,
+  provider,
+  supports: ["instructions", "tools", "maxToolCalls", "reasoning", "previousJobId"],
+  start() {
+    calls.push("start");
+    throw new Error("network would start here");
+  },
+  attach() {
+    calls.push("attach");
+    throw new Error("unused");
+  },
+  get: async () => {
+    calls.push("get");
+    throw new Error("unused");
+  },
+  cancel: async () => {
+    calls.push("cancel");
+    throw new Error("unused");
+  },
+});
+
+describe("request validation happens before any engine is called", () => {
+  const saved = { ...adapters };
+  beforeEach(() => {
+    calls.length = 0;
+    adapters.openai ??= recording("openai");
+    adapters.gemini ??= recording("gemini");
+  });
+  afterEach(() => {
+    for (const key of Object.keys(adapters)) delete adapters[key as keyof typeof adapters];
+    Object.assign(adapters, saved);
+  });
+  const client = new Sonde({
+    openai: { apiKey: "sk-test-validate" },
+    gemini: { apiKey: "AIza-test-validate-key-000000" },
+    clock: () => new Date("2026-11-29T00:00:00Z"),
+  });
+
+  it("a retired model fails with the replacement named", () => {
+    const error = (() => {
+      try {
+        client.research.start({ model: "openai:o3-deep-research", query: "q" });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(ModelRetiredError.isInstance(error)).toBe(true);
+    expect((error as ModelRetiredError).replacement).toBe("openai:gpt-5.5-pro");
+    expect((error as Error).message).toBe(
+      'Model "openai:o3-deep-research" was retired on 2026-07-23. Use "openai:gpt-5.5-pro" instead.',
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it("the same model validates under a clock before its shutdown (dated aliases too)", () => {
+    const early = new Sonde({ openai: { apiKey: "sk-test-validate" }, clock: () => new Date("2026-07-01") });
+    // A dated snapshot resolves to its catalog entry.
+    const resolved = early.research.validate({ model: "openai:o3-deep-research-2025-06-26", query: "q" });
+    expect(resolved.modelInfo.id).toBe("openai:o3-deep-research");
+  });
+
+  it("an unknown model fails with the nearest ids", () => {
+    expect(() => client.research.start({ model: "openai:gpt-5.5-po", query: "q" })).toThrow(
+      UnknownModelError,
+    );
+    try {
+      client.research.validate({ model: "gemini:deep-research-preview", query: "q" });
+    } catch (e) {
+      expect((e as UnknownModelError).suggestions[0]).toBe("gemini:deep-research-preview-04-2026");
+    }
+    expect(() => client.research.validate({ model: "no-colon", query: "q" })).toThrow(
+      /Unknown model "no-colon"/,
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it("malformed requests become one readable message", () => {
+    expect(() =>
+      client.research.validate({ model: "openai:gpt-5.5-pro", query: "  ", maxToolCalls: -1 } as never),
+    ).toThrow(/query: query must not be empty; maxToolCalls: .*/);
+    expect(() =>
+      client.research.validate({ model: "openai:gpt-5.5-pro", query: "q", temperature: 0.2 } as never),
+    ).toThrow(InvalidRequestError);
+  });
+
+  it("options the engine cannot honour are rejected, with a pointer to the engine that can", () => {
+    const error = (() => {
+      try {
+        client.research.validate({
+          model: "gemini:deep-research-preview-04-2026",
+          query: "q",
+          budget: { searches: 3 },
+        });
+      } catch (e) {
+        return e as UnsupportedOptionError;
+      }
+    })();
+    expect(UnsupportedOptionError.isInstance(error)).toBe(true);
+    expect(error?.option).toBe("budget");
+    expect(error?.message).toMatch(/portable engine/);
+    expect(() =>
+      client.research.validate({ model: "openai:gpt-5.5-pro", query: "q", idempotencyKey: "k1" }),
+    ).toThrow(/cannot honour "idempotencyKey"/);
+    expect(calls).toEqual([]);
+  });
+
+  it("timeoutMs above the engine's cap is clamped, visibly", () => {
+    const resolved = client.research.validate({
+      model: "gemini:deep-research-preview-04-2026",
+      query: "q",
+      timeoutMs: 2 * 3_600_000,
+    });
+    expect(resolved.timeoutMs).toBe(3_600_000);
+    expect(resolved.adjustments).toEqual([
+      expect.objectContaining({ option: "timeoutMs", requested: 7_200_000, applied: 3_600_000 }),
+    ]);
+  });
+
+  it("a missing key fails at start with the variable to set, before any request", () => {
+    const keyless = new Sonde({ env: {} });
+    expect(() => keyless.research.start({ model: "openai:gpt-5.5-pro", query: "q" })).toThrow(
+      /No openai API key: set OPENAI_API_KEY/,
+    );
+    expect(calls).toEqual([]);
+  });
+});
