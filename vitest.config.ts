@@ -14,9 +14,10 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    exclude: ["test/bench/**", "test/package/**", "node_modules/**"],
+    exclude: ["test/bench/**", "node_modules/**"],
+    // Benchmarks run only with `npm run bench` (vitest's dedicated benchmark project).
+    benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
     pool: "forks",
-    benchmark: { include: ["test/bench/**/*.bench.ts"] },
   },
 });

@@ -1,0 +1,95 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { run } from "../src/cli/main.js";
+import { Sonde } from "../src/index.js";
+import { clearMocks, mockResearch } from "../src/testing/index.js";
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    io: { stdout: (t: string) => out.push(t), stderr: (t: string) => err.push(t), isTTY: false },
+    out: () => out.join(""),
+    err: () => err.join(""),
+  };
+}
+
+const client = () => new Sonde({ openai: { apiKey: "sk-test-cli-key-000" }, env: {} });
+
+describe("sonde CLI", () => {
+  afterEach(() => clearMocks());
+
+  it("models lists the catalog with lifecycle", async () => {
+    const t = io();
+    expect(await run(["models", "--provider", "openai"], t.io, client())).toBe(0);
+    expect(t.out()).toMatch(/openai:gpt-5\.5-pro\s+ga/);
+    expect(t.out()).toMatch(/openai:o3-deep-research\s+retired until 2026-07-23/);
+    expect(t.out()).not.toMatch(/gemini:/);
+  });
+
+  it("research streams the report to stdout, progress to stderr, and records events + ref", async () => {
+    mockResearch("# Report\nBody text.", {
+      citations: [{ url: "https://example.org/a", title: "A" }],
+      events: [{ type: "search", action: "search", query: "q1", state: "started" }],
+      usage: { inputTokens: 1000, outputTokens: 100 },
+    })
+      .always()
+      .register();
+    const dir = mkdtempSync(join(tmpdir(), "sonde-cli-"));
+    const record = join(dir, "events.jsonl");
+    const t = io();
+    const code = await run(
+      ["research", "a question", "--model", "openai:gpt-5.5-pro", "--record", record],
+      t.io,
+      client(),
+    );
+    expect(code).toBe(0);
+    expect(t.out()).toContain("# Report\nBody text.");
+    expect(t.out()).toContain("## Sources\n\n1. [A](https://example.org/a)");
+    expect(t.err()).toMatch(/\[completed\] .* 1 searches · 1 sources · 1100 tokens · \$0\.0480 \(est\.\)/);
+    const ref = JSON.parse(readFileSync(`${record}.ref.json`, "utf8"));
+    expect(ref).toMatchObject({ v: 1, provider: "openai" });
+    expect(readFileSync(`${record}.ref.json`, "utf8")).not.toContain("sk-test-cli-key");
+
+    // replay rebuilds the same report offline from the recording
+    const replayed = io();
+    expect(await run(["replay", record], replayed.io, client())).toBe(0);
+    expect(replayed.out()).toContain("# Report\nBody text.");
+  });
+
+  it("--json writes one parseable event per line ending with done", async () => {
+    mockResearch("json report").always().register();
+    const t = io();
+    await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--json"], t.io, client());
+    const events = t
+      .out()
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+  });
+
+  it("--detach prints the ref; status and cancel read it back", async () => {
+    mockResearch("slow report", { delayMs: 50 }).always().register();
+    const c = client();
+    const t = io();
+    expect(await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--detach"], t.io, c)).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), "sonde-cli-"));
+    const refFile = join(dir, "ref.json");
+    writeFileSync(refFile, t.out());
+    const cancel = io();
+    expect(await run(["cancel", refFile], cancel.io, c)).toBe(0);
+    expect(JSON.parse(cancel.out())).toMatchObject({ outcome: "cancelled" });
+    const status = io();
+    await run(["status", refFile], status.io, c);
+    expect(JSON.parse(status.out())).toMatchObject({ status: "cancelled" });
+  });
+
+  it("usage errors are reported, not thrown as crashes", async () => {
+    await expect(run(["research", "q"], io().io, client())).rejects.toThrow(/missing --model/);
+    await expect(run(["frobnicate"], io().io, client())).rejects.toThrow(/unknown command/);
+  });
+});
