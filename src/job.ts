@@ -34,6 +34,33 @@ export type { ResearchResult };
 /** How many opaque cursors are remembered for dedup (overlap on resume is short). */
 const RECENT_CURSORS = 512;
 
+/**
+ * Settles with `promise`, or rejects as soon as `signal` aborts: an adapter that ignores
+ * the signal must not keep an aborted job waiting. A fresh listener per call, removed
+ * once settled: racing every step against one long-lived pending promise would keep
+ * each step's value (every wire event) reachable for the life of the job.
+ */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 /** Internal: what a job needs from the client. */
 export interface JobInit {
   provider: ProviderName;
@@ -427,17 +454,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         const close = async () => {
           iterator.return?.().catch(() => {});
         };
-        // An adapter that ignores the signal must not keep an aborted job waiting.
-        const aborted = new Promise<never>((_, reject) => {
-          const onAbort = () => reject(signal.reason);
-          if (signal.aborted) onAbort();
-          else signal.addEventListener("abort", onAbort, { once: true });
-        });
-        aborted.catch(() => {});
         const next = async (): Promise<WireEvent | undefined> => {
           try {
             while (true) {
-              const step = await Promise.race([iterator.next(), aborted]);
+              const step = await raceAbort(iterator.next(), signal);
               if (step.done) return undefined;
               if (!this.#isDuplicate(step.value)) return step.value;
             }
