@@ -1,0 +1,276 @@
+/**
+ * OpenRouter Chat Completions (shared/providers/openrouter-chat.md): one long streamed
+ * request with no job id, no resume and no server-side cancel. The generation id of
+ * the first chunk stands in for a job id. A drop ends the job: Sonde never resends a
+ * request that may already be running and billing upstream.
+ */
+import type { KyInstance } from "ky";
+import { findModel } from "../../catalog/index.js";
+import {
+  InvalidRequestError,
+  JobNotFoundError,
+  ProviderUnavailableError,
+  SondeError,
+  StreamInterruptedError,
+  UnsupportedOptionError,
+} from "../../src/errors.js";
+import type {
+  CancelOutcome,
+  EngineSession,
+  ProviderContext,
+  ResearchAdapter,
+  ResolvedRequest,
+  SnapshotReport,
+  WireEvent,
+} from "../../src/provider.js";
+import { specVersion } from "../../src/provider.js";
+import type { JobRef } from "../../src/ref.js";
+import {
+  createHttpClient,
+  errorFromFailure,
+  type HttpFailure,
+  submitOnce,
+} from "../../src/transport/http.js";
+import { parseData, readSse } from "../../src/transport/sse.js";
+import { ChunkMapper, DONE } from "./map.js";
+import { requestBody } from "./request.js";
+import { Generation } from "./wire.js";
+
+export const defaultBaseURL = "https://openrouter.ai/api/v1";
+
+/** OpenRouter-specific readings of an error response; the rest is the status-code mapping. */
+function classify(failure: HttpFailure): SondeError | undefined {
+  const body = (failure.body ?? {}) as {
+    error?: { metadata?: { error_type?: string; reasons?: unknown; flagged_input?: unknown } };
+    availability?: { code?: string; retryable?: boolean };
+  };
+  const metadata = body.error?.metadata;
+  const errorType = metadata?.error_type;
+  const common = { provider: "openrouter" as const, status: failure.status, requestId: failure.requestId };
+  const message = `openrouter ${failure.status}: ${failure.message}`;
+  if (failure.status === 403 && (metadata?.reasons || metadata?.flagged_input || errorType === "moderation"))
+    return new InvalidRequestError(`${message}. The input was flagged by moderation; rephrase the query.`, {
+      ...common,
+      code: "moderation",
+    });
+  if (failure.status === 404)
+    return new InvalidRequestError(`${message}. OpenRouter does not serve this model; pick another.`, {
+      ...common,
+      code: body.availability?.code ?? "model_not_found",
+    });
+  const availability =
+    body.availability ?? (body.error as { availability?: typeof body.availability })?.availability;
+  if (failure.status >= 500 && availability?.retryable === false)
+    return new ProviderUnavailableError(
+      `${message} (${availability.code ?? "unavailable"}; not retryable).`,
+      {
+        ...common,
+        retryable: false,
+      },
+    );
+  if (failure.status >= 400 && failure.status < 500 && ![401, 402, 403, 408, 429].includes(failure.status))
+    return new InvalidRequestError(message, { ...common, code: errorType ?? "invalid_request" });
+  return undefined;
+}
+
+function client(context: ProviderContext, forGet = false): KyInstance {
+  const { settings } = context;
+  return createHttpClient({
+    provider: "openrouter",
+    baseURL: settings.baseURL ?? defaultBaseURL,
+    headers: {
+      Authorization: `Bearer ${settings.apiKey ?? ""}`,
+      "HTTP-Referer": typeof settings.appUrl === "string" ? settings.appUrl : undefined,
+      "X-Title": typeof settings.appName === "string" ? settings.appName : undefined,
+    },
+    fetch: context.fetch,
+    clock: context.clock,
+    // Headers come back at once (keepalives follow); waiting longer than the idle limit is a dead request.
+    timeoutMs: context.idleTimeoutMs,
+    classify: forGet ? classifyGet : classify,
+  });
+}
+
+function classifyGet(failure: HttpFailure): SondeError | undefined {
+  if (failure.status === 404)
+    return new JobNotFoundError(
+      `openrouter 404: no record of this generation. OpenRouter records a generation's cost and tokens once it finishes, so it may still be running; or the id is unknown to this account.`,
+      { provider: "openrouter", status: 404, requestId: failure.requestId },
+    );
+  return classify(failure);
+}
+
+function notResumable(cause: unknown): StreamInterruptedError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new StreamInterruptedError(
+    `openrouter: the stream was lost (${detail}). OpenRouter cannot resume a stream, and Sonde did not resend ` +
+      "the request (that would start and bill a second run); result() rejects with this error, whose .partial holds what arrived.",
+    { provider: "openrouter", retryable: false, cause },
+  );
+}
+
+class OpenRouterSession implements EngineSession {
+  readonly resumable = false;
+  readonly #request: ResolvedRequest;
+  readonly #context: ProviderContext;
+  readonly #mapper: ChunkMapper;
+  #generationId: string | undefined;
+  #submitted = false;
+
+  constructor(request: ResolvedRequest, context: ProviderContext) {
+    this.#request = request;
+    this.#context = context;
+    this.#mapper = new ChunkMapper({
+      model: request.modelInfo.id,
+      fallbackId: () => this.#generationId,
+      internalReasoning: request.modelInfo.pricing.internalReasoningPerM !== undefined,
+      includeThinking: request.reasoning?.includeThinking !== false,
+      logger: context.logger,
+    });
+  }
+
+  get jobId(): string | undefined {
+    return this.#mapper.jobId ?? this.#generationId;
+  }
+
+  async *connect({ signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
+    // The core reconnects only resumable sessions; refuse anyway, as a second POST would be a second bill.
+    if (this.#submitted) throw notResumable(new Error("the connection closed"));
+    const http = client(this.#context);
+    const response = await submitOnce("openrouter", signal, () =>
+      http.post("chat/completions", { json: requestBody(this.#request), signal }),
+    );
+    this.#submitted = true;
+    this.#generationId = response.headers.get("x-generation-id") ?? undefined;
+    if (response.headers.get("content-type")?.includes("application/json")) {
+      // An error can come back as a 200 JSON body instead of a stream; no run was started.
+      const body = await response.json().catch(() => undefined);
+      const failure = failureOf(response, body);
+      throw classify(failure) ?? errorFromFailure(failure);
+    }
+    try {
+      for await (const message of readSse(response, {
+        provider: "openrouter",
+        idleTimeoutMs: this.#context.idleTimeoutMs,
+        signal,
+      })) {
+        if (message.data.trim() === DONE) {
+          yield { data: DONE };
+          return;
+        }
+        const data = parseData(message, "openrouter");
+        if (data !== undefined) yield { data };
+      }
+    } catch (error) {
+      if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;
+      throw notResumable(error);
+    }
+  }
+
+  map(wire: WireEvent) {
+    return this.#mapper.map(wire);
+  }
+
+  resumeState(): Record<string, unknown> {
+    return {};
+  }
+}
+
+/** A 200 JSON body where a stream was expected: `{error: {code, message}}`, code = the real status. */
+function failureOf(response: Response, body: unknown): HttpFailure {
+  const error = (body as { error?: { message?: string; code?: unknown } } | undefined)?.error;
+  return {
+    provider: "openrouter",
+    status: typeof error?.code === "number" ? error.code : 502,
+    body,
+    headers: response.headers,
+    requestId: response.headers.get("x-generation-id") ?? undefined,
+    retryAfterMs: undefined,
+    message: error?.message ?? "the response was not an event stream",
+    code: error?.code === undefined ? undefined : String(error.code),
+  };
+}
+
+function upstreamOf(model: string): string {
+  return model.slice(0, Math.max(0, model.indexOf("/")));
+}
+
+/** Upstreams that keep running and billing after the client disconnects (openrouter-chat.md §5). */
+const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
+
+export const openrouterAdapter: ResearchAdapter = {
+  specVersion,
+  provider: "openrouter",
+  supports: ["instructions", "asOf", "output", "reasoning"],
+
+  validate(request) {
+    if (request.reasoning?.summary !== undefined)
+      throw new UnsupportedOptionError(
+        "reasoning",
+        `${request.modelInfo.id} streams its reasoning as is; OpenRouter has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
+      );
+  },
+
+  start(request, context) {
+    return new OpenRouterSession(request, context);
+  },
+
+  attach(ref: JobRef): EngineSession {
+    throw new UnsupportedOptionError(
+      "attach",
+      `openrouter: job ${ref.jobId} cannot be re-attached. An OpenRouter run is a single streamed HTTP request ` +
+        "with no resume: once that connection is gone its events cannot be fetched again. The run may still have " +
+        "finished and billed upstream; research.get(ref) reads its recorded cost and token counts. Start a new job to get a report.",
+      { provider: "openrouter" },
+    );
+  },
+
+  async get(ref, context): Promise<SnapshotReport> {
+    const http = client(context, true);
+    const response = await http.get("generation", { searchParams: { id: ref.jobId } });
+    const body = await response.json();
+    const parsed = Generation.safeParse(body);
+    if (!parsed.success)
+      throw new ProviderUnavailableError("openrouter: unexpected /generation response", {
+        provider: "openrouter",
+        retryable: false,
+      });
+    const data = parsed.data.data;
+    const status =
+      data.cancelled === true
+        ? "cancelled"
+        : data.finish_reason === "error"
+          ? "failed"
+          : data.finish_reason === "length" || data.finish_reason === "content_filter"
+            ? "incomplete"
+            : "completed";
+    const reasoning = data.native_tokens_reasoning ?? 0;
+    const internal = findModel(ref.model)?.pricing.internalReasoningPerM !== undefined;
+    const completion = data.native_tokens_completion ?? data.tokens_completion;
+    return {
+      provider: "openrouter",
+      model: ref.model,
+      jobId: ref.jobId,
+      status,
+      usage: {
+        modelCalls: 1,
+        ...((data.native_tokens_prompt ?? data.tokens_prompt) != null && {
+          inputTokens: (data.native_tokens_prompt ?? data.tokens_prompt)!,
+        }),
+        ...(completion != null && { outputTokens: Math.max(0, completion - reasoning) }),
+        ...(internal ? { internalReasoningTokens: reasoning } : { reasoningTokens: reasoning }),
+        ...(data.total_cost != null && { providerCostUSD: data.total_cost }),
+      },
+      raw: body,
+    };
+  },
+
+  async cancel(ref): Promise<CancelOutcome> {
+    const model = findModel(ref.model)?.model ?? ref.model.replace(/^openrouter:/, "");
+    const upstream = upstreamOf(model);
+    const detail = keepsBillingAfterAbort.has(upstream)
+      ? `OpenRouter has no cancel endpoint, so Sonde closed the connection. ${upstream} does not stop on a disconnect: the run keeps processing and is billed in full.`
+      : "OpenRouter has no cancel endpoint, so Sonde closed the connection. For upstreams that support it OpenRouter then stops the generation; what was generated until then is billed.";
+    return { outcome: "transport-only", detail };
+  },
+};

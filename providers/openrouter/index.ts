@@ -1,0 +1,1 @@
+export { defaultBaseURL, openrouterAdapter } from "./adapter.js";

@@ -1,0 +1,424 @@
+/**
+ * OpenRouter contract: recorded-format transcripts (test/fixtures/openrouter/) served
+ * over msw in small byte pieces, driven through the public client like a user would.
+ */
+import { HttpResponse, http } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { handlers } from "../../providers/openrouter/testing.js";
+import { InsufficientCreditError, ProviderJobError, Sonde, UnsupportedOptionError } from "../../src/index.js";
+import { BASE, collect, dataLines, fastRetry, fixture, KEY, sseResponse } from "./helpers.js";
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+const client = () =>
+  new Sonde({
+    openrouter: { apiKey: KEY, baseURL: BASE, appName: "Sonde tests", appUrl: "https://sonde.test" },
+    retry: fastRetry,
+    idleTimeoutMs: 2_000,
+    env: {},
+  });
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: Headers;
+  body: unknown;
+}
+
+function serve(sse: string, seen: Seen[] = [], headers: Record<string, string> = {}) {
+  server.use(
+    http.post(`${BASE}/chat/completions`, async ({ request }) => {
+      seen.push({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: await request.json(),
+      });
+      return sseResponse(sse, 7, headers);
+    }),
+  );
+  return seen;
+}
+
+const query = "What changed in EU battery regulation in 2025?";
+
+describe("openrouter: streamed research", () => {
+  it("maps the spec transcript: generation id → created, reasoning → thinking, content → text, 0/0 annotations → citations placed by their [n] markers, usage with OpenRouter's charge", async () => {
+    const sse = fixture("sonar-deep-research.sse");
+    const seen = serve(sse);
+    const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    const events = await collect(job);
+
+    expect(events.map((e) => e.type)).toEqual([
+      "created",
+      "status",
+      "thinking",
+      "thinking",
+      "text",
+      "citation",
+      "citation",
+      "text",
+      "citation",
+      "citation",
+      "usage",
+      "status",
+      "done",
+    ]);
+    expect(events[0]).toMatchObject({
+      type: "created",
+      jobId: "gen-1767000000-AbCdEfGhIjKlMnOpQrSt",
+      provider: "openrouter",
+      model: "openrouter:perplexity/sonar-deep-research",
+    });
+    // reasoning and reasoning_details carry the same text: it is delivered once.
+    expect(events.filter((e) => e.type === "thinking").map((e) => e.delta)).toEqual([
+      "Searching for the 2025 obligations of Regulation 2023/1542.",
+      " Two sources agree on a 2027 postponement.",
+    ]);
+    const result = await job.result();
+    const report = "Due-diligence duties were postponed to 2027[1][2].";
+    expect(result.report).toBe(report);
+    expect(result.status).toBe("completed");
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.org/eu-battery-regulation-timeline",
+        title: "example.org/eu-battery-regulation-timeline",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: "https://example.com/battery-news",
+        title: "example.com/battery-news",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+    // The first sighting of each annotation has no position: start = end = 0 means none.
+    const firstCitations = events.filter((e) => e.type === "citation").slice(0, 2);
+    for (const e of firstCitations) expect(e.type === "citation" && e.citation.startIndex).toBeUndefined();
+    expect(result.usage).toMatchObject({
+      inputTokens: 21,
+      outputTokens: 270,
+      internalReasoningTokens: 1210,
+      costUSD: 0.41,
+      costSource: "provider",
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+
+    // Every event but the SDK's own `done` carries the provider payload it came from.
+    const payloads = dataLines(sse);
+    for (const event of events.slice(0, -1)) expect(payloads).toContainEqual(event.rawEvent);
+
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.body).toEqual({
+      model: "perplexity/sonar-deep-research",
+      messages: [{ role: "user", content: query }],
+      stream: true,
+      usage: { include: true },
+    });
+    expect(seen[0]!.headers.get("authorization")).toBe(`Bearer ${KEY}`);
+    expect(seen[0]!.headers.get("x-title")).toBe("Sonde tests");
+    expect(seen[0]!.headers.get("http-referer")).toBe("https://sonde.test");
+  });
+
+  it("splits an inline <think> block into thinking, reads the top-level citations list, and completes only once the usage chunk after the finish chunk has arrived", async () => {
+    serve(fixture("inline-think-usage-after-finish.sse"));
+    const job = client().research.start({
+      model: "openrouter:perplexity/sonar-deep-research",
+      query,
+      instructions: "Cite primary sources.",
+      asOf: "2025-12-31",
+    });
+    const events = await collect(job);
+    const result = await job.result();
+    const report =
+      "Due-diligence duties moved to 2027 [2]; the €-denominated carbon-footprint thresholds slipped too [1][2].";
+    expect(result.report).toBe(report);
+    expect(
+      events
+        .filter((e) => e.type === "thinking")
+        .map((e) => e.delta)
+        .join(""),
+    ).toBe("\nComparing the Commission’s proposal with the adopted text.");
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.org/eu-battery-regulation-timeline",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: "https://example.com/battery-news",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+    // The list repeats on every chunk; each URL is announced once, then placed once.
+    expect(events.filter((e) => e.type === "citation")).toHaveLength(4);
+    const types = events.map((e) => e.type);
+    expect(types.slice(-3)).toEqual(["usage", "status", "done"]);
+    expect(result.usage).toMatchObject({
+      inputTokens: 18,
+      outputTokens: 250,
+      internalReasoningTokens: 700,
+      costUSD: 0.2875,
+      costSource: "provider",
+    });
+  });
+
+  it("converts positioned annotations from code points to UTF-16 offsets and reads reasoning summaries and search counts", async () => {
+    serve(fixture("o4-mini-positioned-annotations.sse"));
+    const job = client().research.start({ model: "openrouter:openai/o4-mini-deep-research", query });
+    const events = await collect(job);
+    const result = await job.result();
+    expect(events.filter((e) => e.type === "thinking").map((e) => e.delta)).toEqual([
+      "**Scoping the question**",
+      "\n\nLooking for the passport start date.",
+    ]);
+    const report = result.report;
+    const first = "([example.org](https://example.org/passport))";
+    const second = "([example.com](https://example.com/recycled))";
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.org/passport",
+        title: "Battery passport",
+        snippet: "The battery passport applies from 18 February 2027.",
+        startIndex: report.indexOf(first),
+        endIndex: report.indexOf(first) + first.length,
+      },
+      {
+        url: "https://example.com/recycled",
+        title: "Recycled content",
+        startIndex: report.indexOf(second),
+        endIndex: report.indexOf(second) + second.length,
+      },
+    ]);
+    for (const c of result.citations) {
+      expect(report.slice(c.startIndex, c.endIndex)).toMatch(/^\(\[example\.(org|com)\]/);
+    }
+    expect(result.usage).toMatchObject({
+      inputTokens: 40,
+      outputTokens: 400,
+      reasoningTokens: 4800,
+      searches: 3,
+      costUSD: 0.0632,
+      costSource: "provider",
+    });
+  });
+
+  it("turns a mid-stream error chunk into an error event and a failed job whose typed error keeps the partial report", async () => {
+    serve(fixture("mid-stream-error.sse"));
+    const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    const events = await collect(job);
+    expect(events.slice(-3)).toMatchObject([
+      {
+        type: "error",
+        error: { code: "provider_unavailable", status: 502, retryable: true },
+      },
+      { type: "status", status: "failed" },
+      { type: "done", status: "failed" },
+    ]);
+    const error = await job.result().catch((e: unknown) => e);
+    expect(ProviderJobError.isInstance(error)).toBe(true);
+    expect((error as ProviderJobError).message).toContain("Provider returned error");
+    expect((error as ProviderJobError & { partial: { report: string } }).partial.report).toBe(
+      "Due-diligence duties were postponed to 2027[1][2].",
+    );
+  });
+
+  it("maps a 402 before the stream to InsufficientCreditError, sent once", async () => {
+    let posts = 0;
+    server.use(
+      http.post(`${BASE}/chat/completions`, () => {
+        posts++;
+        return new HttpResponse(fixture("payment-required.json"), {
+          status: 402,
+          headers: { "content-type": "application/json" },
+        });
+      }),
+    );
+    const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    const events = await collect(job);
+    expect(events.map((e) => e.type)).toEqual(["error", "done"]);
+    expect(events[0]).toMatchObject({
+      error: { code: "insufficient_credit", status: 402, retryable: false },
+    });
+    const error = await job.result().catch((e: unknown) => e);
+    expect(InsufficientCreditError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/requires more credits.*Add credit/);
+    expect(posts).toBe(1);
+  });
+
+  it("retries a 429 refused with a status line (no run was started) and then streams", async () => {
+    let posts = 0;
+    server.use(
+      http.post(`${BASE}/chat/completions`, () => {
+        posts++;
+        if (posts === 1)
+          return HttpResponse.json(
+            {
+              error: {
+                code: 429,
+                message: "Rate limit exceeded",
+                metadata: { error_type: "rate_limit_exceeded" },
+              },
+            },
+            { status: 429, headers: { "retry-after": "0" } },
+          );
+        return sseResponse(fixture("sonar-deep-research.sse"));
+      }),
+    );
+    const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    expect((await job.result()).status).toBe("completed");
+    expect(posts).toBe(2);
+  });
+
+  it("ignores chunks and annotation kinds it does not know, without failing the job", async () => {
+    const sse =
+      ": OPENROUTER PROCESSING\n\n" +
+      'data: {"id":"gen-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","annotations":[{"type":"file","file":{"hash":"h","name":"n"}},{"type":"url_citation","url_citation":{"title":"no url"}}]},"finish_reason":null}]}\n\n' +
+      'data: {"id":"gen-x","object":"some.future.object","choices":"not-a-list"}\n\n' +
+      "data: 42\n\n" +
+      'data: {"id":"gen-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"x"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.001}}\n\n' +
+      "data: [DONE]\n\n";
+    serve(sse);
+    const result = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result();
+    expect(result).toMatchObject({ status: "completed", report: "Hi", citations: [] });
+  });
+});
+
+describe("openrouter: what it cannot do, said clearly", () => {
+  it("rejects tools before any request is sent", () => {
+    const seen = serve(fixture("sonar-deep-research.sse"));
+    expect(() =>
+      client().research.start({
+        model: "openrouter:perplexity/sonar-deep-research",
+        query,
+        tools: ["web_search"],
+      }),
+    ).toThrow(UnsupportedOptionError);
+    expect(seen).toHaveLength(0);
+  });
+
+  it("toRef() works and holds no key, but attach() fails with a typed error that explains there is no resume", async () => {
+    serve(fixture("sonar-deep-research.sse"));
+    const sonde = client();
+    const job = sonde.research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    await job.result();
+    const ref = job.toRef();
+    expect(JSON.stringify(ref)).not.toContain(KEY);
+    expect(ref).toMatchObject({ provider: "openrouter", jobId: "gen-1767000000-AbCdEfGhIjKlMnOpQrSt" });
+    let thrown: unknown;
+    try {
+      sonde.research.attach(ref);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(UnsupportedOptionError.isInstance(thrown)).toBe(true);
+    expect((thrown as Error).message).toMatch(/cannot be re-attached.*no resume/);
+  });
+
+  it("cancel() is transport-only and says that Perplexity keeps processing and billing", async () => {
+    // A stream that stays open after its first chunk, like a long research run.
+    server.use(
+      http.post(`${BASE}/chat/completions`, () => {
+        const first = dataLines(fixture("sonar-deep-research.sse"))[0];
+        const stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(first)}\n\n`));
+          },
+        });
+        return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
+      }),
+    );
+    const sonde = client();
+    const job = sonde.research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    const events = [];
+    for await (const event of job) {
+      events.push(event);
+      if (event.type === "thinking") {
+        const outcome = await job.cancel();
+        expect(outcome.outcome).toBe("transport-only");
+        expect(outcome.detail).toMatch(/perplexity does not stop on a disconnect.*billed/);
+      }
+    }
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
+    const other = await sonde.research.cancel({
+      ...job.toRef(),
+      model: "openrouter:openai/o4-mini-deep-research",
+    });
+    expect(other.outcome).toBe("transport-only");
+    expect(other.detail).not.toMatch(/perplexity/i);
+  });
+
+  it("get() reads the recorded cost of a finished generation, and says when there is none yet", async () => {
+    server.use(...handlers({ baseURL: BASE }));
+    const sonde = client();
+    const job = sonde.research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    await job.result();
+    const snapshot = await sonde.research.get(job.toRef());
+    expect(snapshot).toMatchObject({
+      status: "completed",
+      jobId: "gen-mock-0001",
+      usage: {
+        inputTokens: 12,
+        outputTokens: 40,
+        internalReasoningTokens: 80,
+        costUSD: 0.05,
+        costSource: "provider",
+      },
+    });
+    await expect(sonde.research.get({ ...job.toRef(), jobId: "gen-unknown" })).rejects.toThrow(
+      /no record of this generation.*may still be running/,
+    );
+  });
+});
+
+describe("openrouter: msw handler factory", () => {
+  it("streams the configured report and citations in OpenRouter's wire format", async () => {
+    server.use(
+      ...handlers({
+        baseURL: BASE,
+        report: "Mocked findings about sodium-ion cells [1], with a longer tail to split into chunks.",
+        citations: [{ url: "https://example.net/sodium", title: "Sodium-ion", snippet: "Cells…" }],
+        jobId: "gen-fixed",
+      }),
+    );
+    const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
+    const result = await job.result();
+    expect(result.jobId).toBe("gen-fixed");
+    expect(result.report).toBe(
+      "Mocked findings about sodium-ion cells [1], with a longer tail to split into chunks.",
+    );
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.net/sodium",
+        title: "Sodium-ion",
+        snippet: "Cells…",
+        startIndex: result.report.indexOf("[1]"),
+        endIndex: result.report.indexOf("[1]") + 3,
+      },
+    ]);
+    expect(result.usage.costUSD).toBe(0.05);
+  });
+
+  it("fails the create request as configured", async () => {
+    server.use(
+      ...handlers({
+        baseURL: BASE,
+        fail: { status: 401, body: { error: { code: 401, message: "No auth credentials found" } } },
+      }),
+    );
+    const error = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result()
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/No auth credentials found.*Check the openrouter API key/);
+    expect((error as Error).message).not.toContain(KEY);
+  });
+});
