@@ -27,25 +27,22 @@ export interface SseOptions {
  * end of body just ends the iteration (whether that is success is the caller's call).
  */
 export async function* readSse(response: Response, options: SseOptions): AsyncGenerator<EventSourceMessage> {
-  if (!response.body)
-    throw new StreamInterruptedError(`${options.provider}: the stream had no body`, {
-      provider: options.provider,
-    });
+  const { provider, idleTimeoutMs } = options;
+  if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
+  // One timer for the whole stream, no per-event allocation: it records the time of the
+  // last byte and, when it fires, re-arms for the remainder unless we have really been
+  // waiting for `idleTimeoutMs` with nothing arriving.
   let waiting = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onIdle: (() => void) | undefined;
-  const arm = () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => onIdle?.(), options.idleTimeoutMs);
-  };
+  let lastActivity = performance.now();
+  let idled = false;
+  let parseError: Error | undefined;
   const activity = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
-      if (waiting) arm();
+      lastActivity = performance.now();
       controller.enqueue(chunk);
     },
   });
-  let parseError: Error | undefined;
-  const messages = response.body
+  const reader = response.body
     .pipeThrough(activity)
     .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
     .pipeThrough(
@@ -57,36 +54,41 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
           if ((error as { type?: string }).type === "max-buffer-size-exceeded") parseError = error;
         },
       }),
-    );
-  const reader = messages.getReader();
+    )
+    .getReader();
+  const check = () => {
+    const quiet = performance.now() - lastActivity;
+    if (waiting && quiet >= idleTimeoutMs) {
+      idled = true;
+      reader.cancel().catch(() => {}); // resolves the pending read with done
+      return;
+    }
+    timer = setTimeout(check, waiting ? idleTimeoutMs - quiet : idleTimeoutMs);
+    timer.unref?.();
+  };
+  let timer: ReturnType<typeof setTimeout> = setTimeout(check, idleTimeoutMs);
+  timer.unref?.();
   try {
     while (true) {
-      if (options.signal?.aborted)
-        throw toTransportError(options.signal.reason, options.provider, options.signal);
+      if (options.signal?.aborted) throw toTransportError(options.signal.reason, provider, options.signal);
+      // A slow consumer is not a dead stream: the idle clock starts when we ask for more.
+      if (!waiting) lastActivity = Math.max(lastActivity, performance.now());
       waiting = true;
-      arm();
-      const idle = new Promise<never>((_, reject) => {
-        onIdle = () =>
-          reject(
-            new StreamInterruptedError(
-              `${options.provider}: no data for ${options.idleTimeoutMs} ms (not even a keepalive); treating the stream as dropped`,
-              { provider: options.provider },
-            ),
-          );
-      });
       let result: ReadableStreamReadResult<EventSourceMessage>;
       try {
-        result = await Promise.race([reader.read(), idle]);
+        result = await reader.read();
       } catch (error) {
-        throw toTransportError(error, options.provider, options.signal);
+        throw toTransportError(error, provider, options.signal);
       } finally {
         waiting = false;
-        clearTimeout(timer);
       }
-      if (parseError)
-        throw new StreamInterruptedError(`${options.provider}: ${parseError.message}`, {
-          provider: options.provider,
-        });
+      if (idled) {
+        throw new StreamInterruptedError(
+          `${provider}: no data for ${idleTimeoutMs} ms (not even a keepalive); treating the stream as dropped`,
+          { provider },
+        );
+      }
+      if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
       if (result.done) return;
       yield result.value;
     }
