@@ -3,6 +3,24 @@ import { redact } from "./redact.js";
 
 const MARK = Symbol.for("sonde.error");
 
+/**
+ * Keeps a cause's name, message and chain but not its other properties: transport
+ * errors carry the Request (with its Authorization header) and the Response.
+ */
+function sanitizeCause(cause: unknown, depth = 0): unknown {
+  if (SondeErrorMarked(cause)) return cause;
+  if (!(cause instanceof Error)) return typeof cause === "string" ? redact(cause) : undefined;
+  const inner = depth < 3 && cause.cause !== undefined ? sanitizeCause(cause.cause, depth + 1) : undefined;
+  const copy = new Error(redact(cause.message), inner === undefined ? undefined : { cause: inner });
+  copy.name = cause.name;
+  copy.stack = redact(cause.stack ?? "");
+  return copy;
+}
+
+function SondeErrorMarked(value: unknown): boolean {
+  return Boolean(value && typeof value === "object" && MARK in value);
+}
+
 export interface SondeErrorOptions {
   retryable?: boolean;
   provider?: ProviderName;
@@ -30,12 +48,13 @@ export class SondeError extends Error {
   declare readonly [MARK]: readonly string[];
 
   constructor(code: string, message: string, options: SondeErrorOptions = {}) {
-    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
+    super(redact(message), options.cause === undefined ? undefined : { cause: sanitizeCause(options.cause) });
     this.code = code;
     this.retryable = options.retryable ?? false;
     if (options.provider) this.provider = options.provider;
     if (options.status !== undefined) this.status = options.status;
-    if (options.requestId) this.requestId = options.requestId;
+    if (options.requestId) this.requestId = redact(options.requestId);
+    if (this.stack) this.stack = redact(this.stack);
     // Class names along the prototype chain, for cross-realm `isInstance`.
     const names: string[] = [];
     for (

@@ -25,6 +25,7 @@ import type {
   RetryPolicy,
   WireEvent,
 } from "./provider.js";
+import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import { toTransportError } from "./transport/http.js";
 import { withRetry } from "./transport/retry.js";
@@ -311,6 +312,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const complete = { ...event, seq: 0 } as ResearchEvent;
     if (wire?.cursor !== undefined) complete.cursor = wire.cursor;
     if (complete.rawEvent === undefined && wire) complete.rawEvent = wire.data;
+    if (complete.type === "error") {
+      // Providers echo credentials in error bodies; scrub the one place they surface.
+      complete.error = { ...complete.error, message: redact(complete.error.message) };
+    }
     return complete;
   }
 
@@ -335,6 +340,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
             if (signal.aborted) throw signal.reason;
             const mapped = this.#session.map(wire);
+            if (mapped.some((event) => event.type === "error")) {
+              // An error payload may echo credentials: every event it produced carries the scrubbed copy.
+              const scrubbed = redactValue(wire.data);
+              wire = { ...wire, data: scrubbed };
+              for (const event of mapped) event.rawEvent = scrubbed;
+            }
             const skip = this.#suppressedCount(wire, mapped.length);
             for (let i = 0; i < mapped.length; i++) {
               const event = this.#complete(mapped[i]!, wire);
