@@ -2,10 +2,12 @@
  * The one place the core meets concrete engines: each provider folder exports one
  * adapter, wired in here. (Rule of the house: nothing else in src/ imports providers/.)
  */
+import { openaiAdapter } from "../providers/openai/index.js";
 import { openrouterAdapter } from "../providers/openrouter/index.js";
 import type { ProviderName } from "./events.js";
 import type { ResearchAdapter } from "./provider.js";
 
 export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {
+  openai: openaiAdapter,
   openrouter: openrouterAdapter,
 };

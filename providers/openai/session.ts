@@ -1,0 +1,260 @@
+/**
+ * One OpenAI background response, as the core sees it. The first `connect` submits
+ * (once, ever); later ones resume the stream after the core's cursor
+ * (`GET /responses/{id}?stream=true&starting_after=N`), or poll when the model is
+ * poll-only, when the server refuses to stream an old response, or when resumed
+ * streams keep ending without a terminal event.
+ */
+import type { KyInstance } from "ky";
+import type { ModelInfo } from "../../catalog/schema.js";
+import { IndeterminateSubmissionError, StreamInterruptedError } from "../../src/errors.js";
+import type {
+  ConnectOptions,
+  EngineSession,
+  MappedEvent,
+  ProviderContext,
+  WireEvent,
+} from "../../src/provider.js";
+import { submitOnce } from "../../src/transport/http.js";
+import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { parseRetryAfter } from "../../src/transport/retry.js";
+import { parseData, readSse } from "../../src/transport/sse.js";
+import { isStreamRefused, openaiHttp } from "./http.js";
+import { type EmittedCounts, ResponseMapper } from "./map.js";
+import { isTerminalWireStatus, terminalEventTypes, WireResponse } from "./wire.js";
+
+/** The cursor of a poll-only job's final snapshot, so a ref taken after it suppresses what was delivered. */
+export const FINAL_CURSOR = "final";
+
+/** Streams that end cleanly without a terminal event before Sonde polls instead. */
+const MAX_EARLY_ENDS = 2;
+
+export interface SessionInit {
+  context: ProviderContext;
+  model: ModelInfo;
+  /** Catalog id for `created` (the ref's model on attach). */
+  catalogId: string;
+  includeThinking: boolean;
+  /** Set when starting: the create body. */
+  body?: Record<string, unknown>;
+  /** Set when attaching. */
+  attached?: { jobId: string; cursor: string | undefined; delivered: EmittedCounts };
+}
+
+type SnapshotEvent = WireEvent & { snapshot?: true };
+
+export class OpenAISession implements EngineSession {
+  /** Background responses outlive the connection: resume or poll. */
+  readonly resumable = true;
+  readonly #context: ProviderContext;
+  readonly #http: KyInstance;
+  readonly #mapper: ResponseMapper;
+  readonly #body: Record<string, unknown> | undefined;
+  readonly #pollOnly: boolean;
+  readonly #refCursor: string | undefined;
+  readonly #delivered: EmittedCounts;
+  readonly #includeThinking: boolean;
+  #jobId: string | undefined;
+  #submitted = false;
+  #fallback = false;
+  #earlyEnds = 0;
+
+  constructor(init: SessionInit) {
+    this.#context = init.context;
+    this.#http = openaiHttp(init.context);
+    this.#mapper = new ResponseMapper({
+      model: init.catalogId,
+      includeThinking: init.includeThinking,
+      logger: init.context.logger,
+      ...(init.attached && { jobId: init.attached.jobId }),
+    });
+    this.#body = init.body;
+    this.#includeThinking = init.includeThinking;
+    this.#pollOnly = init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
+    this.#jobId = init.attached?.jobId;
+    this.#refCursor = init.attached?.cursor;
+    this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
+    if (this.#jobId) this.#submitted = true;
+  }
+
+  get jobId(): string | undefined {
+    return this.#jobId ?? this.#mapper.jobId;
+  }
+
+  /** `sequence_number` orders events; it only increases (gaps allowed). */
+  cursorRank(cursor: string): number | undefined {
+    const rank = Number(cursor);
+    return cursor.trim() !== "" && Number.isFinite(rank) ? rank : undefined;
+  }
+
+  /** How much of the report was delivered, for a poll fallback after attach (no secret here). */
+  resumeState(): Record<string, unknown> {
+    const emitted = this.#mapper.emitted;
+    return {
+      reportLength: Math.max(emitted.reportLength, this.#delivered.reportLength),
+      citations: Math.max(emitted.citations, this.#delivered.citations),
+      // Only when turned off, so an attached job keeps the same events.
+      ...(!this.#includeThinking && { includeThinking: false }),
+    };
+  }
+
+  map(wire: WireEvent): MappedEvent[] {
+    return this.#mapper.map(wire);
+  }
+
+  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
+    if (this.jobId === undefined) {
+      if (this.#submitted) {
+        // Defensive: the core never reconnects before an id, but a resend could bill twice.
+        throw this.#indeterminate("the submission was sent before and its answer was lost");
+      }
+      yield* this.#submit(signal);
+      return;
+    }
+    if (this.#pollOnly || this.#fallback || this.#earlyEnds >= MAX_EARLY_ENDS) {
+      if (!this.#pollOnly && !this.#fallback) {
+        this.#context.logger.debug("openai: resumed streams keep ending early; polling instead", {
+          jobId: this.jobId,
+        });
+      }
+      this.#fallback = !this.#pollOnly;
+      yield* this.#poll(signal, true);
+      return;
+    }
+    yield* this.#resume(cursor, signal);
+  }
+
+  #indeterminate(detail: string, cause?: unknown): IndeterminateSubmissionError {
+    return new IndeterminateSubmissionError(
+      `openai: the job was submitted but ${detail}, so its response id is unknown. It may be running and billing; ` +
+        "Sonde did not resend it. Check the dashboard (platform.openai.com/logs) before submitting again.",
+      { provider: "openai", ...(cause !== undefined && { cause }) },
+    );
+  }
+
+  async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent> {
+    const body = this.#body ?? {};
+    // A status-line error (429, 5xx) proves nothing was created; submitOnce rethrows it typed.
+    const response = await submitOnce("openai", signal, () =>
+      this.#http.post("responses", {
+        json: body,
+        signal,
+        ...(body.stream === true && { headers: { Accept: "text/event-stream" } }),
+      }),
+    );
+    this.#submitted = true;
+    try {
+      if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
+        // The background POST without streaming (poll-only models) answers with the Response.
+        const parsed = WireResponse.safeParse(await response.json());
+        if (!parsed.success) throw this.#indeterminate("its answer held no response id");
+        this.#jobId = parsed.data.id;
+        if (isTerminalWireStatus(parsed.data.status)) {
+          yield* this.#snapshotEvents(parsed.data, parsed.data);
+          return;
+        }
+        yield { data: parsed.data };
+        yield* this.#poll(signal, false);
+        return;
+      }
+      yield* this.#read(response, signal);
+    } catch (error) {
+      if (this.jobId === undefined && !IndeterminateSubmissionError.isInstance(error) && !signal.aborted) {
+        throw this.#indeterminate("the connection dropped before the response id arrived", error);
+      }
+      throw error;
+    }
+    if (this.jobId === undefined)
+      throw this.#indeterminate("the stream ended before the response id arrived");
+  }
+
+  async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent> {
+    let response: Response;
+    try {
+      response = await this.#http.get(`responses/${encodeURIComponent(this.jobId!)}`, {
+        searchParams: { stream: "true", ...(cursor !== undefined && { starting_after: cursor }) },
+        headers: { Accept: "text/event-stream" },
+        signal,
+      });
+    } catch (error) {
+      if (!isStreamRefused(error)) throw error;
+      this.#context.logger.debug("openai: the server no longer streams this response; polling", {
+        jobId: this.jobId,
+        error: (error as Error).message,
+      });
+      this.#fallback = true;
+      yield* this.#poll(signal, true);
+      return;
+    }
+    yield* this.#read(response, signal);
+  }
+
+  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent> {
+    for await (const message of readSse(response, {
+      provider: "openai",
+      idleTimeoutMs: this.#context.idleTimeoutMs,
+      signal,
+    })) {
+      const data = parseData(message, "openai") as
+        | { type?: unknown; sequence_number?: unknown; response?: { id?: unknown } }
+        | undefined;
+      if (!data || typeof data !== "object") continue; // `[DONE]` or an empty data line
+      if (this.#jobId === undefined && typeof data.response?.id === "string") this.#jobId = data.response.id;
+      const sequence = data.sequence_number;
+      yield { cursor: typeof sequence === "number" ? String(sequence) : undefined, data };
+      // The core stops pulling after a terminal event; reaching here means more may come.
+      if (typeof data.type === "string" && terminalEventTypes.has(data.type)) return;
+    }
+    // A clean end without a terminal event is not success: the core resumes, and we poll after a few.
+    this.#earlyEnds++;
+    this.#context.logger.debug("openai: stream ended without a terminal event", {
+      jobId: this.jobId,
+      earlyEnds: this.#earlyEnds,
+    });
+  }
+
+  async *#poll(signal: AbortSignal, immediate: boolean): AsyncGenerator<WireEvent> {
+    const path = `responses/${encodeURIComponent(this.jobId!)}`;
+    const snapshots = pollUntilTerminal({
+      fetch: async (pollSignal) => {
+        const response = await this.#http.get(path, { signal: pollSignal });
+        const parsed = WireResponse.safeParse(await response.json());
+        if (!parsed.success) {
+          throw new StreamInterruptedError("openai: a poll answer held no Response object", {
+            provider: "openai",
+          });
+        }
+        return {
+          value: parsed.data,
+          retryAfterMs: parseRetryAfter(response.headers, this.#context.clock()),
+        };
+      },
+      isTerminal: (value) => isTerminalWireStatus(value.status),
+      policy: this.#context.retry,
+      signal,
+      immediate,
+    });
+    for await (const snapshot of snapshots) {
+      if (!isTerminalWireStatus(snapshot.status)) yield { data: snapshot };
+      else yield* this.#snapshotEvents(snapshot, snapshot);
+    }
+  }
+
+  /** A terminal snapshot: see FINAL_CURSOR for poll-only jobs; a prefix + `snapshot` after a fallback. */
+  *#snapshotEvents(response: WireResponse, data: unknown): Generator<WireEvent> {
+    if (this.#pollOnly) {
+      yield { cursor: FINAL_CURSOR, data };
+      return;
+    }
+    // After attach the mapper may not have seen text delivered before the ref was taken. It
+    // is replayed just below the ref's cursor (the core suppresses but aggregates it),
+    // then the rest ends suppression as a snapshot.
+    const prefix = this.#mapper.deliveredPrefix(response, this.#delivered);
+    if (prefix && this.#refCursor !== undefined) {
+      const rank = this.cursorRank(this.#refCursor);
+      yield { cursor: rank === undefined ? this.#refCursor : String(rank - 0.5), data: prefix };
+    }
+    const snapshot: SnapshotEvent = { data, snapshot: true };
+    yield snapshot;
+  }
+}
