@@ -4,10 +4,12 @@
  */
 import { openaiAdapter } from "../providers/openai/index.js";
 import { openrouterAdapter } from "../providers/openrouter/index.js";
+import { perplexityAdapter } from "../providers/perplexity/index.js";
 import type { ProviderName } from "./events.js";
 import type { ResearchAdapter } from "./provider.js";
 
 export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {
   openai: openaiAdapter,
   openrouter: openrouterAdapter,
+  perplexity: perplexityAdapter,
 };

@@ -1,0 +1,1 @@
+export { defaultAsyncPath, defaultBaseURL, perplexityAdapter } from "./adapter.js";
