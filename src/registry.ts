@@ -3,12 +3,14 @@
  * adapter, wired in here. (Rule of the house: nothing else in src/ imports providers/.)
  */
 import { openaiAdapter } from "../providers/openai/index.js";
+import { geminiAdapter } from "../providers/gemini/index.js";
 import { openrouterAdapter } from "../providers/openrouter/index.js";
 import { perplexityAdapter } from "../providers/perplexity/index.js";
 import type { ProviderName } from "./events.js";
 import type { ResearchAdapter } from "./provider.js";
 
 export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {
+  gemini: geminiAdapter,
   openai: openaiAdapter,
   openrouter: openrouterAdapter,
   perplexity: perplexityAdapter,

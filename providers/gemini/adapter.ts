@@ -1,0 +1,194 @@
+/**
+ * The Gemini engine: Deep Research agents over the Interactions API
+ * (shared/providers/gemini-interactions.md), steps schema, `Api-Revision: 2026-05-20`.
+ */
+import type { KyInstance } from "ky";
+import { z } from "zod";
+import { SondeError } from "../../src/errors.js";
+import type { JobStatus } from "../../src/events.js";
+import {
+  type CancelOutcome,
+  type ProviderContext,
+  type ResearchAdapter,
+  type SnapshotReport,
+  specVersion,
+} from "../../src/provider.js";
+import type { JobRef } from "../../src/ref.js";
+import { createHttpClient } from "../../src/transport/http.js";
+import { classifyFailure, describeError } from "./errors.js";
+import { countActivity, readReport, toUsageReport } from "./report.js";
+import { buildCreateBody, checkRequest } from "./request.js";
+import { type AttachPoint, GeminiSession } from "./session.js";
+import { API_REVISION, DEFAULT_BASE_URL, isTerminalStatus, WireInteraction } from "./wire.js";
+
+const clients = new WeakMap<ProviderContext, KyInstance>();
+
+/** One ky instance per client: base URL, key header, schema revision, Google's error envelope. */
+function clientFor(context: ProviderContext): KyInstance {
+  let client = clients.get(context);
+  if (!client) {
+    client = createHttpClient({
+      provider: "gemini",
+      baseURL: context.settings.baseURL ?? DEFAULT_BASE_URL,
+      headers: {
+        "x-goog-api-key": context.settings.apiKey,
+        "api-revision": API_REVISION,
+      },
+      fetch: context.fetch,
+      clock: context.clock,
+      classify: classifyFailure,
+    });
+    clients.set(context, client);
+  }
+  return client;
+}
+
+/** Interaction status → job status; the terminal ones Sonde has no name for end as incomplete. */
+export function jobStatusOf(status: string | null | undefined): JobStatus {
+  switch (status) {
+    case "queued":
+      return "queued";
+    case "completed":
+    case "failed":
+    case "cancelled":
+    case "incomplete":
+      return status;
+    case "budget_exceeded":
+    case "requires_action":
+      return "incomplete";
+    default:
+      return "running";
+  }
+}
+
+const ResumeState = z.object({
+  text: z.number().int().nonnegative().optional(),
+  citations: z.number().int().nonnegative().optional(),
+  last: z
+    .object({
+      cursor: z.string(),
+      text: z.number().int().nonnegative(),
+      citations: z.number().int().nonnegative(),
+    })
+    .optional(),
+  thinking: z.boolean().optional(),
+});
+
+/**
+ * What the ref says was delivered. When it was taken in the middle of a batch
+ * (`cursorOffset`), the undelivered tail of that batch is taken off: a batch lists its
+ * text first, then its citations (see map.ts).
+ */
+function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPoint {
+  let text = resume.text ?? 0;
+  let citations = resume.citations ?? 0;
+  const last = resume.last;
+  if (ref.cursorOffset !== undefined && last && last.cursor === ref.cursor) {
+    const textSlot = last.text > 0 ? 1 : 0;
+    if (ref.cursorOffset < textSlot) text -= last.text;
+    const delivered = Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
+    citations -= last.citations - delivered;
+  }
+  return { cursor: ref.cursor, text: Math.max(0, text), citations: Math.max(0, citations) };
+}
+
+async function readInteraction(
+  http: KyInstance,
+  path: string,
+  method: "get" | "post",
+): Promise<{ raw: unknown; interaction: WireInteraction }> {
+  const raw = await http[method](path, { headers: { accept: "application/json" } }).json();
+  return { raw, interaction: WireInteraction.safeParse(raw).data ?? {} };
+}
+
+const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;
+
+export const geminiAdapter: ResearchAdapter = {
+  specVersion,
+  provider: "gemini",
+  supports: ["instructions", "asOf", "output", "tools", "reasoning", "previousJobId"],
+
+  validate(request) {
+    checkRequest(request);
+  },
+
+  start(request, context) {
+    return new GeminiSession({
+      context,
+      http: clientFor(context),
+      model: request.modelInfo.id,
+      includeThinking: request.reasoning?.includeThinking !== false,
+      body: buildCreateBody(request),
+    });
+  },
+
+  attach(ref, context) {
+    const resume = ResumeState.safeParse(ref.resume).data ?? {};
+    return new GeminiSession({
+      context,
+      http: clientFor(context),
+      model: ref.model,
+      includeThinking: resume.thinking !== false,
+      jobId: ref.jobId,
+      attach: attachPoint(ref, resume),
+    });
+  },
+
+  async get(ref, context): Promise<SnapshotReport> {
+    const { raw, interaction } = await readInteraction(clientFor(context), path(ref), "get");
+    const status = jobStatusOf(interaction.status);
+    const terminal = isTerminalStatus(interaction.status);
+    const usage = interaction.usage
+      ? toUsageReport(interaction.usage, countActivity(interaction.steps))
+      : undefined;
+    const snapshot: SnapshotReport = { provider: "gemini", model: ref.model, jobId: ref.jobId, status, raw };
+    if (terminal) Object.assign(snapshot, readReport(interaction));
+    if (usage) snapshot.usage = usage;
+    if (status === "failed") {
+      const { code, message } = describeError(
+        interaction.errors?.[0] ?? interaction.error,
+        "the interaction failed",
+      );
+      snapshot.error = { code, message };
+    }
+    return snapshot;
+  },
+
+  async cancel(ref, context): Promise<CancelOutcome> {
+    const http = clientFor(context);
+    let interaction: WireInteraction;
+    try {
+      interaction = (await readInteraction(http, `${path(ref)}/cancel`, "post")).interaction;
+    } catch (error) {
+      // Gemini refuses to cancel an interaction that is no longer running: look at it.
+      const refused =
+        SondeError.isInstance(error) &&
+        (error.status === 400 || error.status === 409 || error.status === 412);
+      if (!refused) throw error;
+      const current = (await readInteraction(http, path(ref), "get")).interaction;
+      if (isTerminalStatus(current.status)) {
+        return {
+          outcome: "already-terminal",
+          finalStatus: jobStatusOf(current.status),
+          detail: `The interaction had already ended (${current.status}) when the cancel arrived.`,
+        };
+      }
+      return {
+        outcome: "pending",
+        detail: `Gemini refused the cancel (${(error as Error).message}) and the interaction still reports ${current.status ?? "no status"}; try again or check with research.get(ref).`,
+      };
+    }
+    if (interaction.status === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
+    if (isTerminalStatus(interaction.status)) {
+      return {
+        outcome: "already-terminal",
+        finalStatus: jobStatusOf(interaction.status),
+        detail: `The interaction finished (${interaction.status}) before the cancel took effect.`,
+      };
+    }
+    return {
+      outcome: "pending",
+      detail: `Gemini accepted the cancel but the interaction still reports ${interaction.status ?? "no status"}; check again with research.get(ref).`,
+    };
+  },
+};

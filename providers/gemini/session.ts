@@ -1,0 +1,301 @@
+/**
+ * One Deep Research interaction: submit (POST, streamed), follow it after a drop the way
+ * the Gemini docs prescribe (GET the interaction; if it is over, read the stored result,
+ * else reconnect with `last_event_id`), and poll with backoff when resuming fails or is
+ * refused, so that the report is never lost (§8).
+ */
+import type { KyInstance } from "ky";
+import {
+  IndeterminateSubmissionError,
+  ProviderUnavailableError,
+  SondeError,
+  StreamInterruptedError,
+} from "../../src/errors.js";
+import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
+import { submitOnce } from "../../src/transport/http.js";
+import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { parseData, readSse } from "../../src/transport/sse.js";
+import { describeError } from "./errors.js";
+import { GeminiMapper, type GeminiWire } from "./map.js";
+import type { CreateInteractionBody } from "./request.js";
+import { isTerminalStatus, WireError, WireInteraction } from "./wire.js";
+
+/** Resumes in a row that bring nothing new before Sonde stops streaming and polls instead. */
+const STALLS_BEFORE_POLLING = 2;
+
+/** Where an attached job's earlier delivery stopped (from its ref). */
+export interface AttachPoint {
+  cursor: string | undefined;
+  /** UTF-16 length of the report text already delivered. */
+  text: number;
+  /** Citation events already delivered. */
+  citations: number;
+}
+
+export interface SessionInit {
+  context: ProviderContext;
+  http: KyInstance;
+  /** Catalog id, `gemini:<agent>`. */
+  model: string;
+  includeThinking: boolean;
+  /** A new job: the body to submit. */
+  body?: CreateInteractionBody;
+  /** An attached job. */
+  jobId?: string;
+  attach?: AttachPoint;
+}
+
+function eventFields(data: unknown): {
+  type: string | undefined;
+  id: string | undefined;
+  jobId: string | undefined;
+} {
+  if (!data || typeof data !== "object") return { type: undefined, id: undefined, jobId: undefined };
+  const record = data as {
+    event_type?: unknown;
+    event_id?: unknown;
+    interaction_id?: unknown;
+    interaction?: { id?: unknown } | null;
+  };
+  const id = typeof record.event_id === "string" && record.event_id ? record.event_id : undefined;
+  const jobId =
+    typeof record.interaction?.id === "string" && record.interaction.id
+      ? record.interaction.id
+      : typeof record.interaction_id === "string" && record.interaction_id
+        ? record.interaction_id
+        : undefined;
+  return { type: typeof record.event_type === "string" ? record.event_type : undefined, id, jobId };
+}
+
+export class GeminiSession implements EngineSession {
+  readonly resumable = true;
+  readonly #init: SessionInit;
+  readonly #mapper: GeminiMapper;
+  #jobId: string | undefined;
+  #submitted = false;
+  #polling = false;
+  #stalls = 0;
+  #pastRef = false;
+
+  constructor(init: SessionInit) {
+    this.#init = init;
+    this.#jobId = init.jobId;
+    this.#mapper = new GeminiMapper({
+      model: init.model,
+      includeThinking: init.includeThinking,
+      logger: init.context.logger,
+    });
+  }
+
+  get jobId(): string | undefined {
+    return this.#jobId;
+  }
+
+  connect({ cursor, signal }: ConnectOptions): AsyncIterable<GeminiWire> {
+    return this.#jobId === undefined ? this.#submit(signal) : this.#follow(cursor, signal);
+  }
+
+  map(wire: GeminiWire): MappedEvent[] {
+    const attach = this.#init.attach;
+    if (attach?.cursor !== undefined && wire.cursor === attach.cursor) this.#pastRef = true;
+    return this.#mapper.map(wire);
+  }
+
+  resumeState(): Record<string, unknown> {
+    const thinking = this.#init.includeThinking ? {} : { thinking: false };
+    const attach = this.#init.attach;
+    // Until the replay reaches the ref's cursor, what was delivered is what the ref said.
+    if (attach?.cursor !== undefined && !this.#pastRef)
+      return { text: attach.text, citations: attach.citations, ...thinking };
+    const last = this.#mapper.lastBatch;
+    return {
+      text: this.#mapper.textLength,
+      citations: this.#mapper.citationCount,
+      ...(last?.cursor !== undefined && { last }),
+      ...thinking,
+    };
+  }
+
+  async *#submit(signal: AbortSignal): AsyncGenerator<GeminiWire> {
+    if (this.#submitted) throw this.#indeterminate("the submission was already sent once");
+    const { http, body } = this.#init;
+    const response = await submitOnce("gemini", signal, () =>
+      http.post("interactions", { json: body, headers: { accept: "text/event-stream" }, signal }),
+    );
+    this.#submitted = true;
+    try {
+      if (response.headers.get("content-type")?.includes("application/json")) {
+        // A server that answers the create with the Interaction instead of a stream.
+        const interaction = WireInteraction.safeParse(await response.json()).data;
+        if (!interaction?.id) throw new Error("the create response had no interaction id");
+        this.#jobId = interaction.id;
+        yield { data: { event_type: "interaction.created", interaction } };
+        yield* this.#follow(undefined, signal);
+        return;
+      }
+      yield* this.#read(response, signal);
+    } catch (error) {
+      if (this.#jobId === undefined && !signal.aborted)
+        throw this.#indeterminate(error instanceof Error ? error.message : String(error), error);
+      throw error;
+    }
+    if (this.#jobId === undefined) throw this.#indeterminate("the stream ended before the interaction id");
+  }
+
+  #indeterminate(detail: string, cause?: unknown): IndeterminateSubmissionError {
+    return new IndeterminateSubmissionError(
+      `gemini: the job was submitted but its interaction id never arrived (${detail}). It may be running and billing; ` +
+        "Sonde did not resend it. Check your interactions in Google AI Studio before submitting again.",
+      { provider: "gemini", cause },
+    );
+  }
+
+  /** SSE events of one connection; ends at `interaction.completed`, `[DONE]` or the end of the body. */
+  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<GeminiWire> {
+    const { context } = this.#init;
+    for await (const message of readSse(response, {
+      provider: "gemini",
+      idleTimeoutMs: context.idleTimeoutMs,
+      signal,
+    })) {
+      const data = parseData(message, "gemini");
+      if (data === undefined) {
+        if (message.data.trim() === "[DONE]") return;
+        continue;
+      }
+      const fields = eventFields(data);
+      // Known before the event is handed on, so a drop right after it resumes instead of failing.
+      this.#jobId ??= fields.jobId;
+      const cursor = fields.id ?? (message.id || undefined);
+      if (fields.type === "error") {
+        yield* this.#onError(data, cursor, signal);
+        return;
+      }
+      yield { cursor, data };
+      if (fields.type === "interaction.completed" || fields.type === "interaction.complete") return;
+    }
+  }
+
+  /**
+   * An `error` event may be about the stream rather than the job (§9: "GET the interaction
+   * to learn its status"): a finished interaction yields its stored result, a running one
+   * is resumed, and only when the status cannot be read does the event end the job.
+   */
+  async *#onError(
+    data: unknown,
+    cursor: string | undefined,
+    signal: AbortSignal,
+  ): AsyncGenerator<GeminiWire> {
+    const error = WireError.safeParse((data as { error?: unknown }).error).data ?? {};
+    let interaction: WireInteraction | undefined;
+    if (this.#jobId !== undefined) {
+      try {
+        interaction = await this.#get(signal);
+      } catch (failure) {
+        if (signal.aborted) throw failure;
+        this.#init.context.logger.debug("gemini: could not read the interaction after an error event", {
+          error: (failure as Error).message,
+        });
+      }
+    }
+    if (interaction && isTerminalStatus(interaction.status)) {
+      yield* this.#final(interaction, error);
+      return;
+    }
+    if (interaction) {
+      const { message } = describeError(error, "stream error");
+      throw new StreamInterruptedError(
+        `${message} (the interaction is still ${interaction.status ?? "running"}; resuming)`,
+        { provider: "gemini" },
+      );
+    }
+    yield { cursor, data };
+  }
+
+  async #get(signal: AbortSignal): Promise<WireInteraction> {
+    const id = this.#jobId!;
+    const body = await this.#init.http
+      .get(`interactions/${encodeURIComponent(id)}`, { headers: { accept: "application/json" }, signal })
+      .json();
+    const parsed = WireInteraction.safeParse(body);
+    if (!parsed.success)
+      throw new ProviderUnavailableError("gemini: the interaction could not be read (unexpected body)", {
+        provider: "gemini",
+      });
+    return parsed.data;
+  }
+
+  async *#follow(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<GeminiWire> {
+    const interaction = await this.#get(signal);
+    if (isTerminalStatus(interaction.status)) {
+      yield* this.#final(interaction);
+      return;
+    }
+    if (this.#polling) {
+      yield* this.#poll(signal);
+      return;
+    }
+    const before = this.#mapper.productiveBatches;
+    let failure: unknown;
+    try {
+      const response = await this.#init.http.get(`interactions/${encodeURIComponent(this.#jobId!)}`, {
+        searchParams: { stream: "true", ...(cursor !== undefined && { last_event_id: cursor }) },
+        headers: { accept: "text/event-stream" },
+        signal,
+      });
+      yield* this.#read(response, signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      failure = error;
+    }
+    if (this.#mapper.terminal) return;
+    if (this.#mapper.productiveBatches > before) {
+      this.#stalls = 0;
+      if (failure !== undefined) throw failure;
+      return; // the core reconnects from the new cursor
+    }
+    // Nothing new: the resume failed or was refused (a known failure mode: a resumed stream
+    // that replays a couple of events and hangs). Poll until the interaction ends instead.
+    const refused = SondeError.isInstance(failure) && !failure.retryable && failure.status !== undefined;
+    if (refused || ++this.#stalls >= STALLS_BEFORE_POLLING) {
+      this.#init.context.logger.debug("gemini: resuming the stream failed; polling the interaction", {
+        error: failure instanceof Error ? failure.message : undefined,
+      });
+      this.#polling = true;
+      yield* this.#poll(signal);
+      return;
+    }
+    throw (
+      failure ??
+      new StreamInterruptedError("gemini: the resumed stream ended without new events", {
+        provider: "gemini",
+      })
+    );
+  }
+
+  async *#poll(signal: AbortSignal): AsyncGenerator<GeminiWire> {
+    for await (const interaction of pollUntilTerminal({
+      fetch: async (s) => ({ value: await this.#get(s) }),
+      isTerminal: (value) => isTerminalStatus(value.status),
+      policy: this.#init.context.retry,
+      signal,
+    })) {
+      if (isTerminalStatus(interaction.status)) {
+        yield* this.#final(interaction);
+        return;
+      }
+      yield { data: interaction, local: { kind: "poll" } };
+    }
+  }
+
+  /** The stored result, after what an attached job had delivered before its restart. */
+  *#final(interaction: WireInteraction, error?: WireError): Generator<GeminiWire> {
+    const attach = this.#init.attach;
+    if (attach?.cursor !== undefined && !this.#pastRef)
+      yield {
+        data: interaction,
+        local: { kind: "catch-up", text: attach.text, citations: attach.citations },
+      };
+    yield { data: interaction, snapshot: true, local: { kind: "snapshot", error } };
+  }
+}
