@@ -37,7 +37,8 @@ export type LocalEvent =
   /** The final Interaction (`data`), after a drop or in place of a refused stream. */
   | { kind: "snapshot"; error?: WireError | undefined };
 
-export type GeminiWire = WireEvent & { snapshot?: boolean; local?: LocalEvent };
+/** `standIn`: the cursor is Sonde's stand-in for a missing `event_id` (see session.ts). */
+export type GeminiWire = WireEvent & { snapshot?: boolean; local?: LocalEvent; standIn?: boolean };
 
 interface StepState {
   type: string;

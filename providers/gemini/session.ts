@@ -45,6 +45,33 @@ export interface SessionInit {
   attach?: AttachPoint;
 }
 
+/**
+ * Gemini sends no `event_id` on the first lifecycle events (§6). A stable stand-in lets the
+ * core deduplicate them on a replay and place a ref taken before the first real id; it is
+ * never sent back as `last_event_id`.
+ */
+function standInCursor(type: string | undefined, data: unknown): string | undefined {
+  const record = data as { index?: unknown; status?: unknown };
+  switch (type) {
+    case "interaction.created":
+    case "interaction.start":
+      return "~created";
+    case "interaction.status_update":
+      return `~status:${String(record.status)}`;
+    case "step.start":
+    case "content.start":
+      return `~start:${String(record.index)}`;
+    case "step.stop":
+    case "content.stop":
+      return `~stop:${String(record.index)}`;
+    case "interaction.completed":
+    case "interaction.complete":
+      return "~completed";
+    default:
+      return undefined;
+  }
+}
+
 function eventFields(data: unknown): {
   type: string | undefined;
   id: string | undefined;
@@ -76,6 +103,8 @@ export class GeminiSession implements EngineSession {
   #polling = false;
   #stalls = 0;
   #pastRef = false;
+  /** The last real `event_id` mapped: where a resumed stream continues. */
+  #lastEventId: string | undefined;
 
   constructor(init: SessionInit) {
     this.#init = init;
@@ -98,6 +127,7 @@ export class GeminiSession implements EngineSession {
   map(wire: GeminiWire): MappedEvent[] {
     const attach = this.#init.attach;
     if (attach?.cursor !== undefined && wire.cursor === attach.cursor) this.#pastRef = true;
+    if (wire.cursor !== undefined && !wire.standIn) this.#lastEventId = wire.cursor;
     return this.#mapper.map(wire);
   }
 
@@ -166,12 +196,13 @@ export class GeminiSession implements EngineSession {
       const fields = eventFields(data);
       // Known before the event is handed on, so a drop right after it resumes instead of failing.
       this.#jobId ??= fields.jobId;
-      const cursor = fields.id ?? (message.id || undefined);
+      const real = fields.id ?? (message.id || undefined);
       if (fields.type === "error") {
-        yield* this.#onError(data, cursor, signal);
+        yield* this.#onError(data, real, signal);
         return;
       }
-      yield { cursor, data };
+      const standIn = real === undefined ? standInCursor(fields.type, data) : undefined;
+      yield standIn === undefined ? { cursor: real, data } : { cursor: standIn, data, standIn: true };
       if (fields.type === "interaction.completed" || fields.type === "interaction.complete") return;
     }
   }
@@ -225,7 +256,9 @@ export class GeminiSession implements EngineSession {
     return parsed.data;
   }
 
+  /** `cursor` undefined replays from the start (attach); otherwise the stream continues after the last real id. */
   async *#follow(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<GeminiWire> {
+    const lastEventId = cursor === undefined ? undefined : this.#lastEventId;
     const interaction = await this.#get(signal);
     if (isTerminalStatus(interaction.status)) {
       yield* this.#final(interaction);
@@ -239,7 +272,7 @@ export class GeminiSession implements EngineSession {
     let failure: unknown;
     try {
       const response = await this.#init.http.get(`interactions/${encodeURIComponent(this.#jobId!)}`, {
-        searchParams: { stream: "true", ...(cursor !== undefined && { last_event_id: cursor }) },
+        searchParams: { stream: "true", ...(lastEventId !== undefined && { last_event_id: lastEventId }) },
         headers: { accept: "text/event-stream" },
         signal,
       });

@@ -1,0 +1,285 @@
+/**
+ * The known failure modes of long Deep Research runs (§8, §9), each over msw with the
+ * fixture transcripts: drops and resume, a refused or hanging resume, in-stream errors,
+ * a stream that ends without completion, and create errors.
+ */
+import { HttpResponse } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  IndeterminateSubmissionError,
+  InvalidRequestError,
+  JobAbortedError,
+  ProviderJobError,
+  RateLimitError,
+} from "../../src/errors.js";
+import type { ResearchEvent } from "../../src/events.js";
+import {
+  after,
+  blocks,
+  client,
+  collect,
+  droppedResponse,
+  errorResponse,
+  eventIdOf,
+  fixture,
+  fixtureJson,
+  geminiServer,
+  reportOf,
+  running,
+  sseResponse,
+} from "./helpers.js";
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+const research = fixture("research.sse");
+const stored = fixtureJson("research.interaction.json");
+const model = "gemini:deep-research-preview-04-2026";
+
+/** The first `n` events of a transcript. */
+const head = (transcript: string, n: number) => blocks(transcript).slice(0, n).join("");
+
+async function baseline(): Promise<ResearchEvent[]> {
+  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  const events = await collect(client().research.start({ model, query: "q" }));
+  server.resetHandlers();
+  return events;
+}
+
+const strip = (events: ResearchEvent[]) => events.map(({ seq: _seq, ...rest }) => rest);
+
+describe("gemini: drops and resume", () => {
+  it("a drop mid-report: GET shows the interaction running, the stream resumes with last_event_id, and every event arrives once", async () => {
+    const expected = await baseline();
+    const cutAt = 27; // inside the model_output text deltas
+    const { handlers, requests } = geminiServer({
+      create: () => droppedResponse(head(research, cutAt)),
+      get: () => HttpResponse.json(running(stored)),
+      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+    });
+    server.use(...handlers);
+    const events = await collect(client().research.start({ model, query: "q" }));
+
+    const resumes = requests.filter((r) => r.url.searchParams.get("stream") === "true");
+    expect(resumes).toHaveLength(1);
+    expect(resumes[0]!.url.searchParams.get("last_event_id")).toBe(eventIdOf(blocks(research)[cutAt - 1]!));
+    // The official pattern: look at the interaction before reconnecting.
+    expect(requests.map((r) => `${r.method} ${r.url.searchParams.get("stream") ?? ""}`)).toEqual([
+      "POST ",
+      "GET ",
+      "GET true",
+    ]);
+    expect(strip(events)).toEqual(strip(expected));
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+  });
+
+  it("a resumed stream that repeats events before the cursor: duplicates are dropped", async () => {
+    const expected = await baseline();
+    const { handlers } = geminiServer({
+      create: () => droppedResponse(head(research, 24)),
+      get: () => HttpResponse.json(running(stored)),
+      // Replays from a few events too early, as some servers do.
+      stream: () => sseResponse(blocks(research).slice(20).join("")),
+    });
+    server.use(...handlers);
+    const events = await collect(client().research.start({ model, query: "q" }));
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect(strip(events)).toEqual(strip(expected));
+  });
+
+  it("a drop after the job finished: the stored interaction supplies the rest of the report, nothing twice", async () => {
+    const expected = await baseline();
+    const { handlers, requests } = geminiServer({
+      create: () => droppedResponse(head(research, 26)),
+      get: () => HttpResponse.json(stored),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    expect(requests.some((r) => r.url.searchParams.get("stream") === "true")).toBe(false);
+    expect(reportOf(events)).toBe(reportOf(expected));
+    const result = await job.result();
+    const full = await (async () => {
+      server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+      return client().research.start({ model, query: "q" }).result();
+    })();
+    expect(result.report).toBe(full.report);
+    expect(result.citations).toEqual(full.citations);
+    expect(result.usage).toEqual(full.usage);
+    expect(result.status).toBe("completed");
+    expect(new Set(events.map((e) => e.seq)).size).toBe(events.length);
+  });
+
+  it("resume refused (400 on last_event_id): polls GET with backoff until the interaction ends; the report is whole", async () => {
+    const expected = await baseline();
+    const { handlers, requests } = geminiServer({
+      create: () => droppedResponse(head(research, 25)),
+      get: (call) => HttpResponse.json(call < 3 ? running(stored) : stored),
+      stream: () => errorResponse("error-resume-refused.json", 400),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    expect(requests.filter((r) => r.url.searchParams.get("stream") === "true")).toHaveLength(1);
+    expect(requests.filter((r) => r.method === "GET" && !r.url.searchParams.has("stream"))).toHaveLength(4);
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect((await job.result()).citations).toHaveLength(4);
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+  });
+
+  it("a resume that brings nothing new twice (the stream hangs or closes at once) switches to polling", async () => {
+    const expected = await baseline();
+    const { handlers, requests } = geminiServer({
+      create: () => droppedResponse(head(research, 25)),
+      get: (call) => HttpResponse.json(call < 4 ? running(stored) : stored),
+      // A known Deep Research failure: the resumed stream replays old lifecycle events and stops.
+      stream: () => sseResponse(blocks(research).slice(0, 2).join("")),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    expect(requests.filter((r) => r.url.searchParams.get("stream") === "true")).toHaveLength(2);
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+  });
+
+  it("the start POST is never repeated after a reset before the interaction id arrived", async () => {
+    const { handlers, requests } = geminiServer({
+      create: () => droppedResponse(research.slice(0, 60)),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    const error = await job.result().catch((e) => e);
+    expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/did not resend/);
+    expect(requests).toHaveLength(1);
+    expect(events.at(-2)).toMatchObject({
+      type: "error",
+      error: { code: "indeterminate_submission", retryable: false },
+    });
+  });
+});
+
+describe("gemini: errors and endings", () => {
+  it("an error event (deadline exceeded) ends the job failed with the matching typed error; the partial report and usage are kept", async () => {
+    const { handlers, requests } = geminiServer({
+      create: () => sseResponse(fixture("deadline-error.sse")),
+      get: () => HttpResponse.json(fixtureJson("deadline-error.interaction.json")),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model: "gemini:deep-research-max-preview-04-2026", query: "q" });
+    const events = await collect(job);
+    // After an error event the interaction is read, as the API reference says.
+    expect(requests.map((r) => r.method)).toEqual(["POST", "GET"]);
+    expect(events.slice(-3).map((e) => e.type)).toEqual(["error", "status", "done"]);
+    expect(events.at(-3)).toMatchObject({
+      type: "error",
+      error: { code: "deadline_exceeded", retryable: false },
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "failed" });
+    const error = await job.result().catch((e) => e);
+    expect(ProviderJobError.isInstance(error)).toBe(true);
+    expect(error.code).toBe("deadline_exceeded");
+    expect(error.message).toMatch(/time limit.*60 minutes.*previousJobId/);
+    expect(error.partial.report).toBe(
+      "Partial findings: grid-scale storage tenders doubled in 2025 (日本: 系統用蓄電池 ⚡).",
+    );
+    expect(error.partial.usage).toMatchObject({ searches: 161, reasoningTokens: 4_000 });
+  });
+
+  it("an error event is typed even when the interaction cannot be read afterwards", async () => {
+    const { handlers } = geminiServer({
+      create: () => sseResponse(fixture("deadline-error.sse")),
+      get: () => errorResponse("error-429.json", 429),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const error = await job.result().catch((e) => e);
+    expect(ProviderJobError.isInstance(error) && error.code).toBe("deadline_exceeded");
+  });
+
+  it("an error event while the interaction is still running is a dropped stream: it resumes", async () => {
+    const expected = await baseline();
+    const blocksOf = blocks(research);
+    const transient =
+      'event: error\ndata: {"error":{"code":"unavailable","message":"Stream interrupted."},"event_type":"error"}\n\n';
+    const { handlers } = geminiServer({
+      create: () => sseResponse(blocksOf.slice(0, 26).join("") + transient),
+      get: () => HttpResponse.json(running(stored)),
+      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+    });
+    server.use(...handlers);
+    const events = await collect(client().research.start({ model, query: "q" }));
+    expect(strip(events)).toEqual(strip(expected));
+  });
+
+  it("a stream that ends without interaction.completed is not success: the interaction's own status decides", async () => {
+    const { handlers } = geminiServer({
+      create: () => sseResponse(fixture("truncated.sse")),
+      get: () => HttpResponse.json(fixtureJson("truncated.failed.interaction.json")),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    expect(events.some((e) => e.type === "status" && e.status === "completed")).toBe(false);
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "failed" });
+    const error = await job.result().catch((e) => e);
+    expect(error.code).toBe("internal");
+    expect(error.partial.report).toBe("Heat-pump sales in Europe fell in 2024 and recovered in 2025");
+  });
+
+  it("a stream that ends early while the interaction never finishes does not turn into a completed job", async () => {
+    const { handlers } = geminiServer({
+      create: () => sseResponse(fixture("truncated.sse")),
+      get: () => HttpResponse.json(running(fixtureJson("truncated.failed.interaction.json"))),
+      stream: () => sseResponse(""),
+    });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q", timeoutMs: 400 });
+    const error = await job.result().catch((e) => e);
+    expect(JobAbortedError.isInstance(error)).toBe(true);
+    expect(error.code).toBe("timeout");
+    expect(job.status).not.toBe("completed");
+  });
+
+  it("a 429 on create is retried (the job was certainly not created), honouring Google's retryDelay", async () => {
+    const { handlers, requests } = geminiServer({
+      create: (call) => (call === 0 ? errorResponse("error-429.json", 429) : sseResponse(research)),
+    });
+    server.use(...handlers);
+    const started = performance.now();
+    const result = await client().research.start({ model, query: "q" }).result();
+    expect(result.status).toBe("completed");
+    expect(requests.filter((r) => r.method === "POST")).toHaveLength(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45); // retryDelay "0.05s"
+  });
+
+  it("a 429 that outlasts the retry budget is a RateLimitError with Google's retry hint", async () => {
+    server.use(...geminiServer({ create: () => errorResponse("error-429.json", 429) }).handlers);
+    const error = await client()
+      .research.start({ model, query: "q" })
+      .result()
+      .catch((e) => e);
+    expect(RateLimitError.isInstance(error)).toBe(true);
+    expect(error.retryAfterMs).toBe(50);
+    expect(error.message).toContain("Resource has been exhausted");
+  });
+
+  it("a 400 on create is an InvalidRequestError with Google's message and status, never retried", async () => {
+    const { handlers, requests } = geminiServer({ create: () => errorResponse("error-400.json", 400) });
+    server.use(...handlers);
+    const error = await client()
+      .research.start({ model, query: "q" })
+      .result()
+      .catch((e) => e);
+    expect(InvalidRequestError.isInstance(error)).toBe(true);
+    expect(error.code).toBe("invalid_argument");
+    expect(error.status).toBe(400);
+    expect(error.message).toContain("agent_config.thinking_summaries");
+    expect(requests).toHaveLength(1);
+  });
+});
