@@ -27,7 +27,9 @@ if (command === "start") {
   try {
     for await (const event of job) if (event.type === "text") process.stdout.write(event.delta);
     const result = await job.result();
-    console.error(`\n${result.status}: ${result.citations.length} sources, $${result.usage.costUSD.toFixed(2)}`);
+    console.error(
+      `\n${result.status}: ${result.citations.length} sources, $${result.usage.costUSD.toFixed(2)}`,
+    );
   } catch (error) {
     // A local timeout leaves the remote job alone: attach again later, or cancel it.
     if (JobAbortedError.isInstance(error)) console.error("gave up waiting; the ref is still good");

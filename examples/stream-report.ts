@@ -6,7 +6,9 @@
 import { Sonde } from "sonde";
 
 const query = process.argv[2] ?? "What changed in EU battery regulation in 2025?";
-const model = process.argv.includes("--model") ? process.argv[process.argv.indexOf("--model") + 1]! : "openai:gpt-5.5-pro";
+const model = process.argv.includes("--model")
+  ? process.argv[process.argv.indexOf("--model") + 1]!
+  : "openai:gpt-5.5-pro";
 
 const client = new Sonde();
 const job = client.research.start({ model, query, reasoning: { summary: "auto" } });
@@ -35,4 +37,5 @@ for await (const event of job) {
 
 const result = await job.result();
 console.log("\n\nSources:");
-for (const [i, citation] of result.citations.entries()) console.log(`${i + 1}. ${citation.title ?? ""} ${citation.url}`);
+for (const [i, citation] of result.citations.entries())
+  console.log(`${i + 1}. ${citation.title ?? ""} ${citation.url}`);
