@@ -6,6 +6,7 @@ import { openaiAdapter } from "../providers/openai/index.js";
 import { geminiAdapter } from "../providers/gemini/index.js";
 import { openrouterAdapter } from "../providers/openrouter/index.js";
 import { perplexityAdapter } from "../providers/perplexity/index.js";
+import { portableAdapter } from "../providers/portable/index.js";
 import type { ProviderName } from "./events.js";
 import type { ResearchAdapter } from "./provider.js";
 
@@ -14,4 +15,5 @@ export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {
   openai: openaiAdapter,
   openrouter: openrouterAdapter,
   perplexity: perplexityAdapter,
+  portable: portableAdapter,
 };

@@ -1,0 +1,271 @@
+/**
+ * Resolves `new Sonde({ portable: {...} })` (arriving as `ProviderContext.extras`) into
+ * the objects the loop uses, once per client: chat endpoints, search backend, fetcher,
+ * job store and execution slots.
+ */
+import { AuthenticationError, InvalidRequestError } from "../../src/errors.js";
+import type { ProviderContext, ProviderSettings } from "../../src/provider.js";
+import { registerSecret } from "../../src/redact.js";
+import { openAICompatibleChat } from "./chat.js";
+import { demoChatModel, demoFetcher, demoSearch } from "./demo/model.js";
+import { defaultFetcher } from "./fetcher.js";
+import { httpSearchBackend, type SearchConfig, searchDefaults } from "./search.js";
+import { Slots } from "./slots.js";
+import { createFileStore, createFileStoreAt } from "./store/file.js";
+import { createMemoryStore } from "./store/memory.js";
+import type { ChatModel, Fetcher, JobStore, SearchBackend } from "./types.js";
+
+export const DEMO_MODEL = "demo/offline";
+
+const predefined = {
+  openai: "https://api.openai.com/v1",
+  openrouter: "https://openrouter.ai/api/v1",
+} as const;
+
+type Extras = Record<string, unknown> & {
+  chat?: Record<string, { baseURL?: unknown; apiKey?: unknown }>;
+  search?: unknown;
+  fetcher?: unknown;
+  store?: unknown;
+  maxConcurrentJobs?: unknown;
+  providerKeys?: { openai?: ProviderSettings; openrouter?: ProviderSettings };
+};
+
+/** `portable:<chat>/<model>` → chat endpoint name and the endpoint's model name. */
+export function splitModel(providerModel: string): { chat: string; model: string } {
+  const slash = providerModel.indexOf("/");
+  if (slash < 1 || slash === providerModel.length - 1) {
+    throw new InvalidRequestError(
+      `Portable model ids are portable:<chat>/<model> (e.g. portable:openrouter/openai/gpt-5-mini); got "portable:${providerModel}".`,
+    );
+  }
+  return { chat: providerModel.slice(0, slash), model: providerModel.slice(slash + 1) };
+}
+
+const isFn = (value: unknown, name: string) =>
+  !!value && typeof value === "object" && typeof (value as Record<string, unknown>)[name] === "function";
+
+const storeMethods = [
+  "putJob",
+  "getJob",
+  "deleteJob",
+  "appendEvent",
+  "readEvents",
+  "putReceipt",
+  "readReceipts",
+  "claimKey",
+  "releaseKey",
+];
+
+/** Field-level checks of the portable config for one request; throws typed errors. */
+export function validateConfig(providerModel: string, extras: Extras, needsWeb: boolean): void {
+  const { chat, model } = splitModel(providerModel);
+  if (chat === "demo") {
+    if (providerModel !== DEMO_MODEL)
+      throw new InvalidRequestError(
+        `Unknown demo model "portable:${providerModel}": the offline demo is portable:${DEMO_MODEL}.`,
+      );
+  } else {
+    chatEndpoint(chat, extras, model);
+    if (needsWeb && extras.search === undefined) {
+      throw new InvalidRequestError(
+        "The portable engine needs a search backend for web research: pass portable: { search: { provider: " +
+          '"tavily" | "brave" | "searxng", apiKey, baseURL } } (or an object with search(query, { signal })) to ' +
+          "new Sonde(), or give sources.documents (with web: false) or sources.urls.",
+      );
+    }
+    if (extras.search !== undefined) searchConfig(extras.search);
+  }
+  if (extras.fetcher !== undefined && !isFn(extras.fetcher, "fetch"))
+    throw new InvalidRequestError("portable.fetcher must be an object with fetch(url, { signal }).");
+  if (extras.store !== undefined) storeConfig(extras.store);
+  const max = extras.maxConcurrentJobs;
+  if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1))
+    throw new InvalidRequestError("portable.maxConcurrentJobs must be a positive integer.");
+}
+
+function chatEndpoint(name: string, extras: Extras, model: string) {
+  const configured = extras.chat?.[name];
+  if (configured) {
+    if (typeof configured.baseURL !== "string" || !/^https?:\/\//.test(configured.baseURL))
+      throw new InvalidRequestError(
+        `portable.chat.${name}.baseURL must be an http(s) URL (e.g. "http://localhost:11434/v1").`,
+      );
+    return {
+      baseURL: configured.baseURL,
+      apiKey: typeof configured.apiKey === "string" ? configured.apiKey : undefined,
+      flavor:
+        name === "openai"
+          ? ("openai" as const)
+          : name === "openrouter"
+            ? ("openrouter" as const)
+            : ("generic" as const),
+      headers: {},
+    };
+  }
+  if (name === "openai" || name === "openrouter") {
+    const settings = extras.providerKeys?.[name] ?? {};
+    if (!settings.apiKey) {
+      const env = name === "openai" ? "OPENAI_API_KEY" : "OPENROUTER_API_KEY";
+      throw new AuthenticationError(
+        `No ${name} API key for portable:${name}/${model}: set ${env} or pass { ${name}: { apiKey } } to new Sonde().`,
+        { provider: "portable" },
+      );
+    }
+    const headers: Record<string, string | undefined> =
+      name === "openai"
+        ? { "openai-organization": str(settings.organization), "openai-project": str(settings.project) }
+        : { "http-referer": str(settings.appUrl), "x-title": str(settings.appName) };
+    const flavor: "openai" | "openrouter" = name;
+    return { baseURL: settings.baseURL ?? predefined[name], apiKey: settings.apiKey, flavor, headers };
+  }
+  const known = ["openai", "openrouter", ...Object.keys(extras.chat ?? {})];
+  throw new InvalidRequestError(
+    `No chat endpoint named "${name}" for portable:${name}/${model}. Configure it with new Sonde({ portable: { chat: { ${name}: { baseURL, apiKey } } } }); known: ${[...new Set(known)].join(", ")}.`,
+  );
+}
+
+const str = (value: unknown) => (typeof value === "string" && value ? value : undefined);
+
+function searchConfig(search: unknown): SearchBackend | SearchConfig {
+  if (isFn(search, "search")) return search as SearchBackend;
+  const config = search as Partial<SearchConfig> | null;
+  const provider = config?.provider;
+  if (!config || typeof config !== "object" || !provider || !(provider in searchDefaults)) {
+    throw new InvalidRequestError(
+      'portable.search must be an object with search(query, { signal }) or { provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }.',
+    );
+  }
+  if (searchDefaults[provider].needsKey && !config.apiKey)
+    throw new AuthenticationError(`portable.search: ${provider} needs an apiKey.`, { provider: "portable" });
+  if (!config.baseURL && !searchDefaults[provider].baseURL)
+    throw new InvalidRequestError(`portable.search: ${provider} needs the baseURL of your instance.`);
+  return config as SearchConfig;
+}
+
+function storeConfig(store: unknown): JobStore | { dir: string } {
+  if (store && typeof store === "object" && storeMethods.every((m) => isFn(store, m)))
+    return store as JobStore;
+  const dir = (store as { dir?: unknown } | null)?.dir;
+  if (typeof dir === "string" && dir) return { dir };
+  throw new InvalidRequestError(
+    `portable.store must be a JobStore (${storeMethods.join(", ")}) or { dir } for the file store.`,
+  );
+}
+
+/** Everything a client's portable jobs share. */
+export interface Resolved {
+  store: JobStore;
+  storeKey: string;
+  slots: Slots;
+  chatFor(name: string): ChatModel;
+  search: SearchBackend | undefined;
+  fetcher: Fetcher;
+  /** The demo runs on its own search and fetcher (and never the network). */
+  demo: { store: JobStore; storeKey: string; search: SearchBackend; fetcher: Fetcher };
+}
+
+const resolved = new WeakMap<ProviderContext, Resolved>();
+const storeIds = new WeakMap<JobStore, string>();
+let anonymousStores = 0;
+
+export function storeKeyOf(store: JobStore): string {
+  if (store.id) return store.id;
+  let id = storeIds.get(store);
+  if (!id) {
+    id = `custom:${++anonymousStores}`;
+    storeIds.set(store, id);
+  }
+  return id;
+}
+
+const isNode = () =>
+  typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === "string";
+
+/** A default store: files under `where` (home or temp dir) on Node, memory elsewhere. */
+function defaultStore(where: "home" | "tmp", logger: ProviderContext["logger"]): JobStore {
+  if (!isNode()) {
+    logger.warn(
+      "portable: no file system in this runtime; jobs are kept in memory (pass portable.store to persist them).",
+    );
+    return createMemoryStore();
+  }
+  return createFileStoreAt(async () => {
+    const [os, path] = await Promise.all([import("node:os"), import("node:path")]);
+    return where === "home"
+      ? path.join(os.homedir(), ".sonde", "portable")
+      : path.join(os.tmpdir(), "sonde-demo");
+  }, `file:default-${where}`);
+}
+
+function searchBackendOf(
+  search: SearchBackend | SearchConfig | undefined,
+  context: ProviderContext,
+): SearchBackend | undefined {
+  if (search === undefined) return undefined;
+  if ("search" in search && typeof search.search === "function") return search;
+  const config = search as SearchConfig;
+  registerSecret(config.apiKey);
+  return httpSearchBackend(config, { fetch: context.fetch, clock: context.clock, retry: context.retry });
+}
+
+export function resolveConfig(context: ProviderContext): Resolved {
+  const known = resolved.get(context);
+  if (known) return known;
+  const extras = context.extras as Extras;
+  const chats = new Map<string, ChatModel>();
+  const search = extras.search === undefined ? undefined : searchConfig(extras.search);
+  const userStore = extras.store === undefined ? undefined : storeConfig(extras.store);
+  let store: JobStore | undefined;
+  let demoStore: JobStore | undefined;
+  const storeOf = (config: JobStore | { dir: string }) =>
+    "dir" in config && typeof config.dir === "string"
+      ? createFileStore({ dir: config.dir })
+      : (config as JobStore);
+  const result: Resolved = {
+    get store() {
+      store ??= userStore ? storeOf(userStore) : defaultStore("home", context.logger);
+      return store;
+    },
+    get storeKey() {
+      return storeKeyOf(result.store);
+    },
+    slots: new Slots(typeof extras.maxConcurrentJobs === "number" ? extras.maxConcurrentJobs : 2),
+    chatFor(name) {
+      let chat = chats.get(name);
+      if (!chat) {
+        const endpoint = chatEndpoint(name, extras, "");
+        registerSecret(endpoint.apiKey);
+        chat = openAICompatibleChat({
+          name,
+          baseURL: endpoint.baseURL,
+          apiKey: endpoint.apiKey,
+          fetch: context.fetch,
+          clock: context.clock,
+          retry: context.retry,
+          headers: endpoint.headers,
+          flavor: endpoint.flavor,
+        });
+        chats.set(name, chat);
+      }
+      return chat;
+    },
+    search: searchBackendOf(search, context),
+    fetcher: extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher(context.fetch),
+    demo: {
+      get store() {
+        demoStore ??= userStore ? result.store : defaultStore("tmp", context.logger);
+        return demoStore;
+      },
+      get storeKey() {
+        return storeKeyOf(result.demo.store);
+      },
+      search: demoSearch,
+      fetcher: demoFetcher,
+    },
+  };
+  resolved.set(context, result);
+  return result;
+}
+
+export const demoChat: ChatModel = demoChatModel;

@@ -1,0 +1,85 @@
+/**
+ * The retained corpus: source texts the findings are checked against. Identical text
+ * counts once, and the whole corpus is capped in UTF-8 bytes; what does not fit is cut
+ * (and reported by the caller as a `corpus-limit` gap).
+ */
+import { normalizeText } from "./verify.js";
+
+/** Retained corpus cap, in UTF-8 bytes (DESIGN §10). */
+export const CORPUS_CAP_BYTES = 60_000;
+
+export interface Source {
+  /** `S1`, `S2`, … in the order sources were added. */
+  id: string;
+  url: string;
+  title?: string | undefined;
+  text: string;
+}
+
+export type AddOutcome =
+  | { kind: "added"; source: Source; droppedBytes: number; originalBytes: number }
+  | { kind: "duplicate"; of: Source }
+  | { kind: "full"; droppedBytes: number };
+
+const encoder = new TextEncoder();
+export const utf8Length = (text: string) => encoder.encode(text).length;
+
+/** The longest prefix of `text` that fits in `bytes` UTF-8 bytes, never splitting a character. */
+export function truncateUtf8(text: string, bytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    const width = utf8Length(char);
+    if (used + width > bytes) break;
+    used += width;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/** 53-bit FNV-style hash: enough to spot identical texts in one job. */
+function fingerprint(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+}
+
+export class Corpus {
+  readonly sources: Source[] = [];
+  #bytes = 0;
+  #seen = new Map<string, Source>();
+
+  constructor(readonly capBytes: number = CORPUS_CAP_BYTES) {}
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(url: string, title: string | undefined, rawText: string): AddOutcome {
+    const text = rawText.trim();
+    const key = fingerprint(normalizeText(text));
+    const known = this.#seen.get(key);
+    if (known) return { kind: "duplicate", of: known };
+    const originalBytes = utf8Length(text);
+    const room = this.capBytes - this.#bytes;
+    if (room <= 0) return { kind: "full", droppedBytes: originalBytes };
+    const kept = originalBytes > room ? truncateUtf8(text, room) : text;
+    const keptBytes = utf8Length(kept);
+    const source: Source = { id: `S${this.sources.length + 1}`, url, title, text: kept };
+    this.sources.push(source);
+    this.#seen.set(key, source);
+    this.#bytes += keptBytes;
+    return { kind: "added", source, droppedBytes: originalBytes - keptBytes, originalBytes };
+  }
+
+  get(id: string): Source | undefined {
+    return this.sources.find((s) => s.id === id);
+  }
+}

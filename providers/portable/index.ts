@@ -1,0 +1,31 @@
+/**
+ * `sonde/providers/portable`: the portable local research engine (DESIGN §10) and its
+ * building blocks: job stores, the default fetcher and HTML-to-text, and the offline
+ * demo's model, search and fetcher.
+ */
+export { portableAdapter, RETENTION_MS } from "./adapter.js";
+export { CORPUS_CAP_BYTES } from "./corpus.js";
+export { demoCorpus } from "./demo/corpus.js";
+export { corpusFetcher, corpusSearch, demoChatModel } from "./demo/model.js";
+export { defaultFetcher } from "./fetcher.js";
+export { htmlToText } from "./html.js";
+export { MAX_OUTPUT_TOKENS } from "./loop.js";
+export { defaultBudget } from "./operations.js";
+export type { SearchConfig, SearchProvider } from "./search.js";
+export { createFileStore, type FileStoreOptions, type FileSystem } from "./store/file.js";
+export { createMemoryStore } from "./store/memory.js";
+export type {
+  ChatMessage,
+  ChatModel,
+  ChatRequest,
+  ChatResponse,
+  FetchedPage,
+  Fetcher,
+  JobRecord,
+  JobStore,
+  Receipt,
+  SearchBackend,
+  SearchResult,
+  StoredEvent,
+  StoredRequest,
+} from "./types.js";

@@ -1,0 +1,321 @@
+/**
+ * One runner per stored job per process: it owns the job's event log (persisted before
+ * anyone sees an event), runs the loop while at least one connection follows it, and
+ * applies cancellation. Connections follow the log from a cursor, so replay after an
+ * attach and live delivery are the same code path.
+ */
+import { JobNotFoundError, ProviderJobError, SondeError } from "../../src/errors.js";
+import { isTerminal, type JobStatus } from "../../src/events.js";
+import type { CancelOutcome, Logger } from "../../src/provider.js";
+import { runLoop } from "./loop.js";
+import { type Budget, defaultBudget, Operations } from "./operations.js";
+import type { Slots } from "./slots.js";
+import type { ChatModel, Fetcher, JobRecord, JobStore, SearchBackend, StoredEvent } from "./types.js";
+import type { WireData } from "./wire.js";
+
+/** What the runner needs to run the loop of one job. */
+export interface Engine {
+  chat: ChatModel;
+  chatModel: string;
+  search: SearchBackend | undefined;
+  fetcher: Fetcher;
+}
+
+export interface RunnerOptions {
+  store: JobStore;
+  storeKey: string;
+  jobId: string;
+  clock: () => Date;
+  logger: Logger;
+  slots: Slots;
+  engine: (record: JobRecord) => Engine;
+}
+
+/** Abort reasons of the loop's signal. */
+const PAUSE = Symbol("pause");
+const CANCEL = Symbol("cancel");
+
+export function budgetOf(record: JobRecord): Budget {
+  return { ...defaultBudget, ...stripUndefined(record.request.budget ?? {}) };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+const runners = new Map<string, JobRunner>();
+
+/** The process-wide runner of a stored job (created on first use). */
+export function runnerFor(options: RunnerOptions): JobRunner {
+  const key = `${options.storeKey}\u0000${options.jobId}`;
+  let runner = runners.get(key);
+  if (!runner) {
+    runner = new JobRunner(options, () => {
+      if (runners.get(key) === runner) runners.delete(key);
+    });
+    runners.set(key, runner);
+  }
+  return runner;
+}
+
+/** Terminal status of a log, if it ended. */
+export function terminalStatusOf(events: readonly StoredEvent[]): JobStatus | undefined {
+  const last = events.at(-1)?.data as { type?: unknown; status?: JobStatus } | undefined;
+  return last?.type === "status" && isTerminal(last.status) ? last.status : undefined;
+}
+
+export class JobRunner {
+  readonly #options: RunnerOptions;
+  readonly #onIdle: () => void;
+  #record: JobRecord | undefined;
+  #events: StoredEvent[] = [];
+  #keys = new Set<string>();
+  #loading: Promise<void> | undefined;
+  #followers = 0;
+  #run: Promise<void> | undefined;
+  #controller: AbortController | undefined;
+  #failure: SondeError | undefined;
+  #listeners = new Set<() => void>();
+  #emitting: Promise<void> = Promise.resolve();
+  #writingRecord: Promise<void> = Promise.resolve();
+
+  constructor(options: RunnerOptions, onIdle: () => void) {
+    this.#options = options;
+    this.#onIdle = onIdle;
+  }
+
+  get status(): JobStatus {
+    return terminalStatusOf(this.#events) ?? this.#record?.status ?? "queued";
+  }
+
+  #load(): Promise<void> {
+    this.#loading ??= (async () => {
+      const { store, jobId } = this.#options;
+      const [record, events] = await Promise.all([store.getJob(jobId), store.readEvents(jobId)]);
+      if (!record)
+        throw new JobNotFoundError(`portable: no job ${jobId} in this store.`, { provider: "portable" });
+      this.#record = record;
+      this.#events = events.sort((a, b) => a.index - b.index);
+      // A log is contiguous from 0; anything after a hole was never acknowledged.
+      const hole = this.#events.findIndex((e, i) => e.index !== i);
+      if (hole >= 0) this.#events.length = hole;
+      this.#keys = new Set(this.#events.map((e) => e.key));
+    })().catch((error: unknown) => {
+      this.#loading = undefined;
+      if (this.#followers === 0 && !this.#run) this.#onIdle();
+      throw error;
+    });
+    return this.#loading;
+  }
+
+  /** Yields the log after `after` (an event index), then new events as the loop appends them. */
+  async *follow(after: number, signal: AbortSignal): AsyncGenerator<StoredEvent> {
+    await this.#load();
+    this.#followers++;
+    try {
+      this.#ensureRunning();
+      let next = after + 1;
+      while (true) {
+        if (signal.aborted) throw signal.reason;
+        if (next < this.#events.length) {
+          yield this.#events[next++]!;
+          continue;
+        }
+        if (terminalStatusOf(this.#events)) return;
+        if (!this.#run) {
+          if (this.#failure) throw this.#failure;
+          this.#ensureRunning();
+        }
+        await this.#changed(signal);
+      }
+    } finally {
+      this.#followers--;
+      if (this.#followers === 0) {
+        // Nobody is listening: pause at the next call; receipts keep what was done.
+        if (this.#run) this.#controller?.abort(PAUSE);
+        else this.#onIdle();
+      }
+    }
+  }
+
+  /** Stores the cancellation intent, then stops local work; says honestly what happened. */
+  async cancel(): Promise<CancelOutcome> {
+    await this.#load();
+    const before = terminalStatusOf(this.#events);
+    if (before) return { outcome: "already-terminal", finalStatus: before };
+    await this.#updateRecord({ cancelRequestedAt: this.#options.clock().toISOString() });
+    if (this.#run) {
+      this.#controller?.abort(CANCEL);
+      await this.#run;
+    } else {
+      await this.#finish("cancelled");
+      if (this.#followers === 0) this.#onIdle();
+    }
+    const after = terminalStatusOf(this.#events);
+    if (after === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
+    if (after) {
+      return {
+        outcome: "already-terminal",
+        finalStatus: after,
+        detail: `The job finished (${after}) before the cancellation took effect.`,
+      };
+    }
+    return {
+      outcome: "pending",
+      detail: "The cancellation is stored; the job will end cancelled when it next runs.",
+    };
+  }
+
+  #changed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.#listeners.delete(done);
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.#listeners.delete(done);
+        reject(signal.reason);
+      };
+      this.#listeners.add(done);
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  #notify(): void {
+    for (const listener of [...this.#listeners]) listener();
+  }
+
+  #ensureRunning(): void {
+    if (this.#run || terminalStatusOf(this.#events)) return;
+    this.#failure = undefined;
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#run = this.#execute(controller.signal).finally(() => {
+      this.#run = undefined;
+      this.#controller = undefined;
+      this.#notify();
+      if (
+        this.#followers > 0 &&
+        !this.#failure &&
+        !terminalStatusOf(this.#events) &&
+        controller.signal.reason === PAUSE
+      ) {
+        // Someone attached while the loop was pausing: continue.
+        this.#ensureRunning();
+      } else if (this.#followers === 0) {
+        this.#onIdle();
+      }
+    });
+  }
+
+  /** Appends an event unless its key is logged; it is visible only once it is durable. */
+  #emit = (key: string, data: WireData): Promise<void> => {
+    const step = this.#emitting.then(async () => {
+      if (this.#keys.has(key)) return;
+      const event: StoredEvent = {
+        index: this.#events.length,
+        key,
+        data,
+        at: this.#options.clock().toISOString(),
+      };
+      await this.#options.store.appendEvent(this.#options.jobId, event);
+      this.#events.push(event);
+      this.#keys.add(key);
+      this.#notify();
+    });
+    this.#emitting = step.catch(() => {});
+    return step;
+  };
+
+  #updateRecord(patch: Partial<JobRecord>): Promise<void> {
+    const step = this.#writingRecord.then(async () => {
+      const record = { ...this.#record!, ...patch };
+      await this.#options.store.putJob(record);
+      this.#record = record;
+    });
+    this.#writingRecord = step.catch(() => {});
+    return step;
+  }
+
+  async #finish(status: "completed" | "incomplete" | "cancelled"): Promise<void> {
+    await this.#emit("status:terminal", { type: "status", status });
+    const final = terminalStatusOf(this.#events);
+    if (final) await this.#updateRecord({ status: final });
+  }
+
+  async #execute(signal: AbortSignal): Promise<void> {
+    const { store, jobId, clock, logger } = this.#options;
+    let release: (() => void) | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const record = this.#record!;
+      if (record.cancelRequestedAt) {
+        await this.#finish("cancelled");
+        return;
+      }
+      release = await this.#options.slots.acquire(signal);
+      const budget = budgetOf(record);
+      // The deadline counts from the first admission and survives restarts.
+      if (!record.deadlineAt) {
+        const admitted = clock();
+        await this.#updateRecord({
+          status: "running",
+          admittedAt: admitted.toISOString(),
+          deadlineAt: new Date(admitted.getTime() + budget.deadlineMs).toISOString(),
+        });
+      }
+      const deadlineAt = Date.parse(this.#record!.deadlineAt!);
+      await this.#emit("status:running", { type: "status", status: "running" });
+      const deadline = new AbortController();
+      timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - clock().getTime()));
+      timer.unref?.();
+      const receipts = new Map((await store.readReceipts(jobId)).map((r) => [r.key, r]));
+      const ops = new Operations({
+        budget,
+        receipts,
+        save: (receipt) => store.putReceipt(jobId, receipt),
+        clock,
+        deadlineAt,
+        signal,
+        deadline: deadline.signal,
+      });
+      const engine = this.#options.engine(this.#record!);
+      const end = await runLoop({
+        request: this.#record!.request,
+        chatModel: engine.chatModel,
+        chat: engine.chat,
+        search: engine.search,
+        fetcher: engine.fetcher,
+        ops,
+        budget,
+        logger,
+        emit: this.#emit,
+      });
+      await this.#finish(end);
+    } catch (error) {
+      if (signal.aborted && signal.reason === CANCEL) {
+        await this.#finish("cancelled").catch((e: unknown) => {
+          this.#failure = asSondeError(e);
+        });
+        return;
+      }
+      if (signal.aborted && signal.reason === PAUSE) return;
+      logger.debug("portable: the loop stopped with an error", { jobId, error: (error as Error)?.message });
+      this.#failure = asSondeError(error);
+    } finally {
+      clearTimeout(timer);
+      release?.();
+    }
+  }
+}
+
+function asSondeError(error: unknown): SondeError {
+  if (SondeError.isInstance(error)) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  return new ProviderJobError(
+    "portable_error",
+    `portable: the research loop stopped: ${detail}. Its progress up to here is saved; attach the job's ref to continue.`,
+    { provider: "portable", cause: error },
+  );
+}

@@ -1,0 +1,70 @@
+import type { JobRecord, JobStore, Receipt, StoredEvent } from "../types.js";
+
+let counter = 0;
+
+interface Entry {
+  record: JobRecord | undefined;
+  events: StoredEvent[];
+  receipts: Map<string, Receipt>;
+}
+
+/**
+ * An in-process job store. Jobs survive a new client in the same process but not a
+ * restart; use `createFileStore` (or a shared store) for that. Values are copied in and
+ * out, as a real store would serialize them.
+ */
+export function createMemoryStore(): JobStore {
+  const jobs = new Map<string, Entry>();
+  const keys = new Map<string, string>();
+  const entry = (jobId: string): Entry => {
+    let found = jobs.get(jobId);
+    if (!found) {
+      found = { record: undefined, events: [], receipts: new Map() };
+      jobs.set(jobId, found);
+    }
+    return found;
+  };
+  const deleteJob = async (jobId: string) => {
+    jobs.delete(jobId);
+    for (const [key, owner] of keys) if (owner === jobId) keys.delete(key);
+  };
+  return {
+    id: `memory:${++counter}`,
+    async putJob(record) {
+      entry(record.jobId).record = structuredClone(record);
+    },
+    async getJob(jobId) {
+      const record = jobs.get(jobId)?.record;
+      return record && structuredClone(record);
+    },
+    deleteJob,
+    async appendEvent(jobId, event) {
+      const events = entry(jobId).events;
+      if (events.some((e) => e.index === event.index)) return;
+      events.push(structuredClone(event));
+    },
+    async readEvents(jobId) {
+      return structuredClone(jobs.get(jobId)?.events ?? []).sort((a, b) => a.index - b.index);
+    },
+    async putReceipt(jobId, receipt) {
+      entry(jobId).receipts.set(receipt.key, structuredClone(receipt));
+    },
+    async readReceipts(jobId) {
+      return structuredClone([...(jobs.get(jobId)?.receipts.values() ?? [])]);
+    },
+    async claimKey(key, jobId) {
+      const owner = keys.get(key);
+      if (owner !== undefined) return owner;
+      keys.set(key, jobId);
+      return jobId;
+    },
+    async releaseKey(key, jobId) {
+      if (keys.get(key) === jobId) keys.delete(key);
+    },
+    async deleteExpired(now) {
+      for (const [jobId, { record }] of jobs) {
+        if (record && Date.parse(record.expiresAt) <= now.getTime()) await deleteJob(jobId);
+      }
+    },
+  };
+}
