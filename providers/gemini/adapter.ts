@@ -103,6 +103,12 @@ async function readInteraction(
 
 const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;
 
+/**
+ * Gemini Deep Research agents (`gemini:deep-research-preview-04-2026`,
+ * `gemini:deep-research-max-preview-04-2026`) as background, streamed, stored interactions.
+ * Honours `instructions`, `asOf` and `output` (as the system instruction), `tools`,
+ * `reasoning` and `previousJobId`; anything else is rejected before the network.
+ */
 export const geminiAdapter: ResearchAdapter = {
   specVersion,
   provider: "gemini",

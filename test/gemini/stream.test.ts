@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ResearchEvent } from "../../src/events.js";
 import {
   BASE,
+  blocks,
   client,
   collect,
   fixture,
@@ -298,6 +299,50 @@ describe("gemini: a Deep Research run, event by event", () => {
       },
     ]);
     expect(result.usage).toMatchObject({ inputTokens: 19_000, outputTokens: 1_200, reasoningTokens: 250 });
+  });
+
+  it("an annotation that arrives before the text it covers is held until that text has arrived", async () => {
+    const all = blocks(fixture("research.sse"));
+    const annotationAt = all.findIndex((block) => block.includes("text_annotation_delta"));
+    // Move the annotations ahead of the last two text deltas.
+    const reordered = [
+      ...all.slice(0, annotationAt - 2),
+      all[annotationAt]!,
+      ...all.slice(annotationAt - 2, annotationAt),
+      ...all.slice(annotationAt + 1),
+    ];
+    server.use(...geminiServer({ create: () => sseResponse(reordered.join("")) }).handlers);
+    const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
+    const events = await collect(job);
+    const report = reportOf(events);
+    expect(report).toBe(storedText);
+    const citations = of(events, "citation");
+    // The first two cite text that had arrived; the rest wait for their text.
+    const firstCitation = events.indexOf(citations[0]!);
+    const lastText = events.findLastIndex((e) => e.type === "text");
+    expect(firstCitation).toBeLessThan(lastText);
+    expect(events.indexOf(citations[3]!)).toBeGreaterThan(lastText);
+    expect(citations.map((e) => report.slice(e.citation.startIndex, e.citation.endIndex))).toEqual([
+      "The EU Battery Regulation (EU) 2023/1542 applies from 18 February 2024; due-diligence duties were postponed to 2027.",
+      "The EU Battery Regulation (EU) 2023/1542 applies from 18 February 2024; due-diligence duties were postponed to 2027.",
+      "In China, the 新国标 standard GB 38031-2025 takes effect on 1 July 2026 (电池安全).",
+      "Café owners won't notice — but carmakers will 🚗.",
+    ]);
+  });
+
+  it("budget_exceeded ends the job incomplete, with a gap saying why and the report so far", async () => {
+    const transcript = fixture("research.sse").replace(
+      '"status":"completed","usage"',
+      '"status":"budget_exceeded","usage"',
+    );
+    server.use(...geminiServer({ create: () => sseResponse(transcript) }).handlers);
+    const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
+    const result = await job.result();
+    expect(result.status).toBe("incomplete");
+    expect(result.gaps).toEqual([
+      { kind: "budget-exhausted", detail: expect.stringContaining("budget_exceeded") },
+    ]);
+    expect(result.report).toBe(storedText);
   });
 
   it("ignores event types it does not know, without failing the job", async () => {
