@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IndeterminateSubmissionError } from "../../src/errors.js";
+import { IndeterminateSubmissionError, JobAbortedError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
 import type { JobRef } from "../../src/ref.js";
@@ -363,7 +363,24 @@ describe("silence, keepalives and the start request", () => {
     ]);
   });
 
-  it("keepalive comments keep a quiet stream alive past idleTimeoutMs, separate from timeoutMs", async () => {
+  it("timeoutMs is the job's own deadline, apart from idleTimeoutMs: it stops locally and cancels nothing", async () => {
+    newRun(() => ({ kind: "stream", silentAt: transcript.ends[300]! }));
+    const job = clientFor({ idleTimeoutMs: 10_000 }).research.start({
+      model: STREAMING_MODEL,
+      query: "battery rules",
+      timeoutMs: 300,
+    });
+    const error = await job.result().catch((e: unknown) => e);
+    expect(JobAbortedError.isInstance(error)).toBe(true);
+    expect((error as JobAbortedError).code).toBe("timeout");
+    expect(requestsOfRun().map(describeRequest)).toEqual(["POST /v1/responses"]);
+    expect(job.toRef()).toMatchObject({
+      jobId: RESPONSE_ID,
+      cursor: String(transcript.events[300]!.sequence_number),
+    });
+  });
+
+  it("keepalive comments keep a quiet stream alive past idleTimeoutMs", async () => {
     newRun(() => ({ kind: "stream", keepaliveAt: { at: transcript.ends[300]!, forMs: 400 } }));
     const job = start(clientFor({ idleTimeoutMs: 150 }));
     const events = await collect(job);

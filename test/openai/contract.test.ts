@@ -11,6 +11,7 @@ import {
   InsufficientCreditError,
   InvalidRefError,
   InvalidRequestError,
+  JobAbortedError,
   ProviderJobError,
   RateLimitError,
   UnsupportedOptionError,
@@ -496,6 +497,36 @@ describe("stream mapping", () => {
       .filter((l) => l.level === "debug" && /ignored/.test(l.message))
       .map((l) => l.data?.type);
     expect(ignored).toEqual(expect.arrayContaining(["image_generation_call", "response.hologram.delta"]));
+  });
+});
+
+describe("abort", () => {
+  it("abort() only closes the connection: no cancel is sent, and the ref re-attaches to the whole report", async () => {
+    streamFixture("research-web-search.sse");
+    server.use(
+      http.get(`${BASE}/responses/:id`, async ({ request }) => {
+        await record(request);
+        return sse(fixture("research-web-search.sse"));
+      }),
+    );
+    const client = makeClient();
+    const job = client.research.start({ model: STREAMING_MODEL, query: "q" });
+    const before: ResearchEvent[] = [];
+    const stopped = await (async () => {
+      for await (const event of job) {
+        before.push(event);
+        if (event.type === "text") job.abort("user navigated away");
+      }
+    })().catch((e: unknown) => e);
+    expect(JobAbortedError.isInstance(stopped)).toBe(true);
+    expect(seen.some((s) => s.url.pathname.endsWith("/cancel"))).toBe(false);
+    const again = makeClient().research.attach(JSON.parse(JSON.stringify(job.toRef())));
+    const after = await collect(again);
+    expect(textOf(before) + textOf(after)).toBe(reportOfExpected("research-web-search.expected.json").report);
+    expect(seen.map((s) => `${s.method} ${s.url.pathname}${s.url.search}`)).toEqual([
+      "POST /v1/responses",
+      "GET /v1/responses/resp_0a1b2c3d4e5f60718293a4b5c6d7e8f9?stream=true",
+    ]);
   });
 });
 
