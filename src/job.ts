@@ -385,6 +385,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       const reason = signal.aborted ? signal.reason : undefined;
       if (reason instanceof CancelledLocally) {
         finalStatus = "cancelled";
+        const charged = reason.outcome.usage;
+        if (charged?.costSource === "provider") {
+          // The provider's charge for the cancelled job (work already done) is the job's cost.
+          this.#usage = { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
+          yield this.#number({ type: "usage", usage: this.#usage, seq: 0 });
+        }
         if (this.#status !== "cancelled") yield this.#number({ type: "status", status: "cancelled", seq: 0 });
         this.#status = "cancelled";
       } else if (reason && JobAbortedError.isInstance(reason)) {

@@ -136,7 +136,12 @@ export interface CancelOutcome {
   finalStatus?: JobStatus;
   /** Why, in a sentence, when the outcome is not a clean `cancelled`. */
   detail?: string;
+  /** The job's usage as the provider reported it when cancelled, e.g. the charge for work already done. */
+  usage?: Usage;
 }
+
+/** What an adapter's `cancel` returns: a `CancelOutcome` with `usage` as raw counts (the core prices it). */
+export type CancelReport = Omit<CancelOutcome, "usage"> & { usage?: UsageReport };
 
 export interface ResearchAdapter {
   readonly specVersion: typeof specVersion;
@@ -148,5 +153,5 @@ export interface ResearchAdapter {
   start(request: ResolvedRequest, context: ProviderContext): EngineSession;
   attach(ref: JobRef, context: ProviderContext): EngineSession;
   get(ref: JobRef, context: ProviderContext): Promise<SnapshotReport>;
-  cancel(ref: JobRef, context: ProviderContext): Promise<CancelOutcome>;
+  cancel(ref: JobRef, context: ProviderContext): Promise<CancelReport>;
 }

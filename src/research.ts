@@ -111,12 +111,13 @@ export class ResearchNamespace {
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
   async cancel(ref: JobRef | unknown): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
-    this.#modelOf(parsed);
+    const info = this.#modelOf(parsed);
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     const context = this.#contextFor(parsed.provider);
     this.#requireKey(parsed.provider, context);
-    return this.#adapter(parsed.provider).cancel(parsed, context);
+    const { usage, ...rest } = await this.#adapter(parsed.provider).cancel(parsed, context);
+    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 
   /** Catalog models, filtered by provider and capability. No network. */
