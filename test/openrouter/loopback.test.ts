@@ -82,9 +82,9 @@ describe("openrouter over a real socket", () => {
       response.writeHead(200, sse);
       response.write(`${first}\n\n`);
       if (call === 0) {
-        // 400 ms of keepalives every 40 ms against a 150 ms idle limit, then the rest.
-        for (let i = 0; i < 10; i++) {
-          await sleep(40);
+        // 750 ms of keepalives every 25 ms against a 400 ms idle limit, then the rest.
+        for (let i = 0; i < 30; i++) {
+          await sleep(25);
           response.write(": OPENROUTER PROCESSING\n\n");
         }
         response.end(`${rest.join("\n\n")}\n\n`);
@@ -92,16 +92,16 @@ describe("openrouter over a real socket", () => {
       // call 1: silence after the first chunk
       void request;
     });
-    const kept = await client(server.url, 150).research.start({ model, query }).result();
+    const kept = await client(server.url, 400).research.start({ model, query }).result();
     expect(kept.status).toBe("completed");
 
-    const silent = client(server.url, 150).research.start({ model, query });
+    const silent = client(server.url, 400).research.start({ model, query });
     const events = await collect(silent);
     expect(events.at(-2)).toMatchObject({
       type: "error",
       error: { code: "stream_interrupted", retryable: false },
     });
-    expect((events.at(-2) as { error: { message: string } }).error.message).toMatch(/no data for 150 ms/);
+    expect((events.at(-2) as { error: { message: string } }).error.message).toMatch(/no data for 400 ms/);
     expect(server.requests).toHaveLength(2); // one per job
   });
 

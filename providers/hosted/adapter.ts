@@ -1,0 +1,335 @@
+/**
+ * The hosted `agents.deep_research` job API (shared/providers/hosted-job-api.md): invoke,
+ * poll (honouring Retry-After), cancel with DELETE. The invoke has no idempotency key,
+ * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
+ * with a status line and no job id (429, 503) may be retried by the core.
+ */
+import type { KyInstance } from "ky";
+import {
+  IndeterminateSubmissionError,
+  InvalidRequestError,
+  RateLimitError,
+  SondeError,
+} from "../../src/errors.js";
+import type {
+  CancelReport,
+  EngineSession,
+  ProviderContext,
+  ResearchAdapter,
+  ResolvedRequest,
+  SnapshotReport,
+  WireEvent,
+} from "../../src/provider.js";
+import { specVersion } from "../../src/provider.js";
+import type { JobRef } from "../../src/ref.js";
+import {
+  createHttpClient,
+  errorFromFailure,
+  failureFromResponse,
+  type HttpFailure,
+  submitOnce,
+  toTransportError,
+} from "../../src/transport/http.js";
+import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { parseRetryAfter } from "../../src/transport/retry.js";
+import { FINAL, finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
+import { invokeBody } from "./request.js";
+import { Invocation, Job } from "./wire.js";
+
+/** How long cancel() waits for `canceled` after the DELETE before answering `pending`. */
+const CANCEL_WAIT_MS = 60_000;
+
+function missingBaseURL(): InvalidRequestError {
+  return new InvalidRequestError(
+    "No base URL for the hosted job API: set SONDE_HOSTED_BASE_URL or pass { hosted: { baseURL } } to new Sonde().",
+    { provider: "hosted", code: "missing_base_url" },
+  );
+}
+
+function classify(failure: HttpFailure): SondeError | undefined {
+  const common = { provider: "hosted" as const, status: failure.status, requestId: failure.requestId };
+  if (failure.status === 429) {
+    const wait =
+      failure.retryAfterMs !== undefined ? ` Retry after ${Math.ceil(failure.retryAfterMs / 1000)} s.` : "";
+    return new RateLimitError(
+      `hosted 429: ${failure.message}. Only one job may be in flight per organization: wait for the running job ` +
+        `to finish or cancel it (research.cancel(ref)), or slow down.${wait}`,
+      { ...common, ...(failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs }) },
+    );
+  }
+  if (failure.status === 422)
+    return new InvalidRequestError(`hosted 422: ${failure.message}. The service rejected the request body.`, {
+      ...common,
+      code: "invalid_input",
+    });
+  return undefined;
+}
+
+function client(context: ProviderContext): KyInstance {
+  const baseURL = context.settings.baseURL;
+  if (!baseURL) throw missingBaseURL();
+  return createHttpClient({
+    provider: "hosted",
+    baseURL,
+    // The spec does not name the auth scheme; bearer is the convention.
+    headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
+    fetch: context.fetch,
+    clock: context.clock,
+    timeoutMs: context.idleTimeoutMs,
+    classify,
+  });
+}
+
+function jobPath(jobId: string): string {
+  return `v1/jobs/${encodeURIComponent(jobId)}`;
+}
+
+/**
+ * Where to poll: the invoke's `poll_url` when it points at the configured service (never
+ * send the key to another origin), else the documented job path.
+ */
+function pollTarget(context: ProviderContext, jobId: string, pollUrl: unknown): string | URL {
+  const base = context.settings.baseURL;
+  if (typeof pollUrl === "string" && pollUrl && base) {
+    try {
+      const root = new URL(base.endsWith("/") ? base : `${base}/`);
+      const url = new URL(pollUrl, root);
+      if (url.origin === root.origin) return url;
+    } catch {
+      // fall through to the documented path
+    }
+  }
+  return jobPath(jobId);
+}
+
+async function pollOnce(
+  http: KyInstance,
+  target: string | URL,
+  context: ProviderContext,
+  signal?: AbortSignal,
+) {
+  try {
+    const response = await http.get(target, { signal });
+    return {
+      value: (await response.json()) as unknown,
+      retryAfterMs: parseRetryAfter(response.headers, context.clock()),
+    };
+  } catch (error) {
+    // Typed, so that transient failures are retried under the poll policy (GET is safe to repeat).
+    throw toTransportError(error, "hosted", signal);
+  }
+}
+
+interface SessionInit {
+  request?: ResolvedRequest;
+  jobId?: string;
+  pollUrl?: unknown;
+  reservedUSD?: number;
+  model: string;
+}
+
+class HostedSession implements EngineSession {
+  readonly resumable = true;
+  readonly #init: SessionInit;
+  readonly #context: ProviderContext;
+  readonly #mapper: JobMapper;
+  #jobId: string | undefined;
+  #pollUrl: unknown;
+  #reservedUSD: number | undefined;
+
+  constructor(init: SessionInit, context: ProviderContext) {
+    this.#init = init;
+    this.#context = context;
+    this.#jobId = init.jobId;
+    this.#pollUrl = init.pollUrl;
+    this.#reservedUSD = init.reservedUSD;
+    this.#mapper = new JobMapper({
+      model: init.model,
+      emitCreated: init.jobId === undefined,
+      reservedUSD: () => this.#reservedUSD,
+      logger: context.logger,
+    });
+  }
+
+  get jobId(): string | undefined {
+    return this.#jobId;
+  }
+
+  async *connect({ signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
+    const http = client(this.#context);
+    let justInvoked = false;
+    if (this.#jobId === undefined) {
+      const { invocation, raw } = await this.#invoke(http, signal);
+      this.#jobId = invocation.job_id;
+      this.#pollUrl = invocation.poll_url ?? undefined;
+      this.#reservedUSD = invocation.estimated_cost_usd ?? undefined;
+      justInvoked = true;
+      yield { data: raw };
+    }
+    const target = pollTarget(this.#context, this.#jobId, this.#pollUrl);
+    for await (const snapshot of pollUntilTerminal({
+      fetch: (s) => pollOnce(http, target, this.#context, s),
+      isTerminal: isTerminalJob,
+      policy: this.#context.retry,
+      signal,
+      // Right after the invoke, give the job a moment; an attach or a reconnect looks at once.
+      immediate: !justInvoked,
+    })) {
+      yield isTerminalJob(snapshot) ? { cursor: FINAL, data: snapshot } : { data: snapshot };
+    }
+  }
+
+  async #invoke(http: KyInstance, signal: AbortSignal): Promise<{ invocation: Invocation; raw: unknown }> {
+    const request = this.#init.request!;
+    return submitOnce("hosted", signal, async () => {
+      const response = await http.post(`v1/agents/${encodeURIComponent(request.providerModel)}/invoke`, {
+        json: invokeBody(request, "perplexity"),
+        signal,
+        throwHttpErrors: false,
+      });
+      const text = await response.text();
+      let raw: unknown = text;
+      try {
+        raw = text ? JSON.parse(text) : undefined;
+      } catch {
+        // keep the text for the error message
+      }
+      const invocation = Invocation.safeParse(raw);
+      // A 503 that still names a job means the job exists: follow it rather than invoke again.
+      if (invocation.success && (response.ok || response.status === 503))
+        return { invocation: invocation.data, raw };
+      if (response.ok)
+        throw new IndeterminateSubmissionError(
+          "hosted: the invoke was accepted but the answer named no job id, so the job cannot be followed. " +
+            "It may be running and billing; Sonde did not invoke again. Check the service before submitting again.",
+          { provider: "hosted", status: response.status },
+        );
+      const failure = await failureFromResponse("hosted", response, raw, this.#context.clock);
+      throw classify(failure) ?? errorFromFailure(failure);
+    });
+  }
+
+  map(wire: WireEvent) {
+    return this.#mapper.map(wire);
+  }
+
+  resumeState(): Record<string, unknown> {
+    return {
+      ...(typeof this.#pollUrl === "string" && { pollUrl: this.#pollUrl }),
+      ...(this.#reservedUSD !== undefined && { reservedUSD: this.#reservedUSD }),
+    };
+  }
+}
+
+function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
+  const parsed = Job.safeParse(raw);
+  const status = parsed.success ? (statusOf(parsed.data.status) ?? "running") : "running";
+  const snapshot: SnapshotReport = { provider: "hosted", model: ref.model, jobId: ref.jobId, status, raw };
+  if (!isTerminalJob(raw)) {
+    const held = (parsed.success ? parsed.data.estimated_cost_usd : undefined) ?? ref.resume.reservedUSD;
+    if (typeof held === "number") snapshot.reservedUSD = held;
+    return snapshot;
+  }
+  let report = "";
+  const citations = [];
+  for (const event of finalEvents(raw)) {
+    if (event.type === "text") report += event.delta;
+    else if (event.type === "citation") citations.push(event.citation);
+    else if (event.type === "usage") snapshot.usage = event.usage;
+    else if (event.type === "error")
+      snapshot.error = { code: event.error.code, message: event.error.message };
+  }
+  if (status === "completed") Object.assign(snapshot, { report, citations });
+  return snapshot;
+}
+
+export const hostedAdapter: ResearchAdapter = {
+  specVersion,
+  provider: "hosted",
+  // The service takes a prompt only: files, documents, provider tools, metadata and result
+  // limits are not in `supports`, so the core rejects them before anything is sent or billed.
+  supports: ["instructions", "asOf", "output"],
+
+  validate(_request, context) {
+    if (!context.settings.baseURL) throw missingBaseURL();
+  },
+
+  start(request, context) {
+    if (!context.settings.baseURL) throw missingBaseURL();
+    return new HostedSession({ request, model: request.modelInfo.id }, context);
+  },
+
+  attach(ref, context) {
+    if (!context.settings.baseURL) throw missingBaseURL();
+    const reserved = ref.resume.reservedUSD;
+    return new HostedSession(
+      {
+        jobId: ref.jobId,
+        pollUrl: ref.resume.pollUrl,
+        model: ref.model,
+        ...(typeof reserved === "number" && { reservedUSD: reserved }),
+      },
+      context,
+    );
+  },
+
+  async get(ref, context) {
+    const http = client(context);
+    const { value } = await pollOnce(http, pollTarget(context, ref.jobId, ref.resume.pollUrl), context);
+    return snapshotOf(ref, value);
+  },
+
+  /**
+   * DELETE, then poll until the job reports `canceled`. A 409 means it had already
+   * ended: completion won the race. A cancelled job that consumed work reports its
+   * charge, which comes back as `usage`.
+   */
+  async cancel(ref, context): Promise<CancelReport> {
+    const http = client(context);
+    const target = pollTarget(context, ref.jobId, ref.resume.pollUrl);
+    let accepted = true;
+    try {
+      await http.delete(jobPath(ref.jobId));
+    } catch (error) {
+      if (!(SondeError.isInstance(error) && error.status === 409)) throw error;
+      accepted = false;
+    }
+    let last: unknown;
+    const signal = AbortSignal.timeout(CANCEL_WAIT_MS);
+    try {
+      if (!accepted) {
+        last = (await pollOnce(http, target, context)).value;
+      } else {
+        for await (const snapshot of pollUntilTerminal({
+          fetch: (s) => pollOnce(http, target, context, s),
+          isTerminal: isTerminalJob,
+          policy: context.retry,
+          signal,
+          immediate: true,
+        }))
+          last = snapshot;
+      }
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+    const snapshot = snapshotOf(ref, last);
+    const usage = snapshot.usage && { usage: snapshot.usage };
+    if (!isTerminalJob(last))
+      return {
+        outcome: "pending",
+        finalStatus: snapshot.status,
+        detail: `The service accepted the cancel but the job had not reported canceled after ${CANCEL_WAIT_MS / 1000} s; research.get(ref) shows when it does.`,
+      };
+    if (accepted && snapshot.status === "cancelled")
+      return { outcome: "cancelled", finalStatus: "cancelled", ...usage };
+    return {
+      outcome: "already-terminal",
+      finalStatus: snapshot.status,
+      detail:
+        snapshot.status === "cancelled"
+          ? "The job had already been cancelled."
+          : `The job had already ${snapshot.status === "completed" ? "completed" : "ended"} when the cancel arrived: its completion won the race.`,
+      ...usage,
+    };
+  },
+};

@@ -1,0 +1,1 @@
+export { hostedAdapter } from "./adapter.js";

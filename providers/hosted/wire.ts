@@ -1,0 +1,51 @@
+/**
+ * The hosted `agents.deep_research` job API as it comes off the wire
+ * (shared/providers/hosted-job-api.md). The spec leaves the error body and where the
+ * result sits in a job unspecified, so these schemas are lenient and the mapper looks
+ * in the documented place (`result`) first, then at the top level.
+ */
+import { z } from "zod";
+
+const amount = z.number().nonnegative().nullish().catch(undefined);
+
+/** The invoke answer: a queued job with its poll URL and the amount held for it. */
+export const Invocation = z.object({
+  job_id: z.string().min(1),
+  status: z.string().nullish(),
+  agent_id: z.string().nullish(),
+  poll_url: z.string().nullish(),
+  estimated_cost_usd: amount,
+  created_at: z.string().nullish(),
+});
+export type Invocation = z.infer<typeof Invocation>;
+
+/** `queued` → `running` → `completed` | `failed` | `canceled` (one l). */
+export const Job = z.object({
+  job_id: z.string().nullish(),
+  status: z.string(),
+  estimated_cost_usd: amount,
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+  error_message: z.string().nullish(),
+  message: z.string().nullish(),
+});
+export type Job = z.infer<typeof Job>;
+
+export const Result = z.object({
+  content: z.string().nullish(),
+  citations: z.array(z.unknown()).nullish().catch(undefined),
+  /** The final charge; a canceled job that consumed work carries only this. */
+  charge_usd: amount,
+});
+export type Result = z.infer<typeof Result>;
+
+export const HostedCitation = z.object({
+  url: z.string(),
+  title: z.string().nullish(),
+  snippet: z.string().nullish(),
+});
+
+export const ErrorDetail = z.object({
+  code: z.union([z.string(), z.number()]).nullish(),
+  message: z.string().nullish(),
+});
