@@ -166,12 +166,18 @@ export const geminiAdapter: ResearchAdapter = {
     try {
       interaction = (await readInteraction(http, `${path(ref)}/cancel`, "post")).interaction;
     } catch (error) {
-      // Gemini refuses to cancel an interaction that is no longer running: look at it.
-      const refused =
-        SondeError.isInstance(error) &&
-        (error.status === 400 || error.status === 409 || error.status === 412);
-      if (!refused) throw error;
+      // Gemini refuses to cancel an interaction that is no longer running, and its cancel
+      // method has answered 404 "Method not found" for interactions that exist
+      // (googleapis/js-genai#1254, python-genai#1971): look at the interaction itself.
+      const status = SondeError.isInstance(error) ? error.status : undefined;
+      if (status !== 400 && status !== 404 && status !== 409 && status !== 412) throw error;
       const current = (await readInteraction(http, path(ref), "get")).interaction;
+      if (status === 404 && !isTerminalStatus(current.status)) {
+        return {
+          outcome: "transport-only",
+          detail: `Gemini's cancel method is not available for this interaction (${(error as Error).message}); it keeps running, and billing, until it ends (at most 60 minutes).`,
+        };
+      }
       if (isTerminalStatus(current.status)) {
         return {
           outcome: "already-terminal",

@@ -46,11 +46,14 @@ export interface SessionInit {
 }
 
 /**
- * Gemini sends no `event_id` on the first lifecycle events (§6). A stable stand-in lets the
- * core deduplicate them on a replay and place a ref taken before the first real id; it is
- * never sent back as `last_event_id`.
+ * Gemini sends no `event_id` on the first lifecycle events, and real Deep Research streams
+ * also leave it off some deltas (§6, G11). A stable stand-in lets the core deduplicate such
+ * events when a stream is replayed and place a ref taken on one; it is never sent back as
+ * `last_event_id`. Lifecycle events are named by what they are; any other event by its
+ * position after the last real id of its connection (a resume after id X replays the same
+ * events after X, so the positions match).
  */
-function standInCursor(type: string | undefined, data: unknown): string | undefined {
+function lifecycleCursor(type: string | undefined, data: unknown): string | undefined {
   const record = data as { index?: unknown; status?: unknown };
   switch (type) {
     case "interaction.created":
@@ -181,8 +184,10 @@ export class GeminiSession implements EngineSession {
   }
 
   /** SSE events of one connection; ends at `interaction.completed`, `[DONE]` or the end of the body. */
-  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<GeminiWire> {
+  async *#read(response: Response, signal: AbortSignal, resumedAfter?: string): AsyncGenerator<GeminiWire> {
     const { context } = this.#init;
+    let anchor = resumedAfter ?? "^";
+    let sinceAnchor = 0;
     for await (const message of readSse(response, {
       provider: "gemini",
       idleTimeoutMs: context.idleTimeoutMs,
@@ -201,8 +206,14 @@ export class GeminiSession implements EngineSession {
         yield* this.#onError(data, real, signal);
         return;
       }
-      const standIn = real === undefined ? standInCursor(fields.type, data) : undefined;
-      yield standIn === undefined ? { cursor: real, data } : { cursor: standIn, data, standIn: true };
+      if (real !== undefined) {
+        anchor = real;
+        sinceAnchor = 0;
+        yield { cursor: real, data };
+      } else {
+        const standIn = lifecycleCursor(fields.type, data) ?? `${anchor}+${++sinceAnchor}`;
+        yield { cursor: standIn, data, standIn: true };
+      }
       if (fields.type === "interaction.completed" || fields.type === "interaction.complete") return;
     }
   }
@@ -276,7 +287,7 @@ export class GeminiSession implements EngineSession {
         headers: { accept: "text/event-stream" },
         signal,
       });
-      yield* this.#read(response, signal);
+      yield* this.#read(response, signal, lastEventId);
     } catch (error) {
       if (signal.aborted) throw error;
       failure = error;

@@ -146,6 +146,46 @@ describe("gemini: drops and resume", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
   });
 
+  it("deltas without an event_id (seen on real Deep Research streams) are not delivered twice when a resume replays them", async () => {
+    const expected = await baseline();
+    // Strip the event_id of the second and fourth text deltas, as in the real stream of G11.
+    const all = blocks(research);
+    const textAt = all.findIndex((block) => block.includes('"type":"text"}'));
+    const sparse = all.map((block, i) =>
+      i === textAt + 1 || i === textAt + 3 ? block.replace(/"event_id":"[^"]+",/, "") : block,
+    );
+    const transcript = sparse.join("");
+    const { handlers, requests } = geminiServer({
+      // Cut right after the first id-less delta: the resume replays it after the last real id.
+      create: () => droppedResponse(sparse.slice(0, textAt + 2).join("")),
+      get: () => HttpResponse.json(running(stored)),
+      stream: (_call, lastEventId) => sseResponse(after(transcript, lastEventId)),
+    });
+    server.use(...handlers);
+    const events = await collect(client().research.start({ model, query: "q" }));
+    const resume = requests.find((r) => r.url.searchParams.get("stream") === "true")!;
+    expect(resume.url.searchParams.get("last_event_id")).toBe(eventIdOf(all[textAt]!));
+    expect(reportOf(events)).toBe(reportOf(expected));
+    expect(events.filter((e) => e.type === "text")).toHaveLength(
+      expected.filter((e) => e.type === "text").length,
+    );
+  });
+
+  it("the 10-minute mark: an error array written into the event stream before the connection closes is a drop, resumed", async () => {
+    const expected = await baseline();
+    // As reported on discuss.ai.google.dev (G11): plain JSON text in the stream, then the end.
+    const junk =
+      '[{\n"error": {\n"code": 503,\n"message": "The service is currently unavailable.",\n"status": "UNAVAILABLE"\n}\n}\n]\n';
+    const { handlers } = geminiServer({
+      create: () => sseResponse(blocks(research).slice(0, 20).join("") + junk),
+      get: () => HttpResponse.json(running(stored)),
+      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+    });
+    server.use(...handlers);
+    const events = await collect(client().research.start({ model, query: "q" }));
+    expect(strip(events)).toEqual(strip(expected));
+  });
+
   it("the start POST is never repeated after a reset before the interaction id arrived", async () => {
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(research.slice(0, 60)),

@@ -6,7 +6,7 @@
 import { HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AuthenticationError, JobAbortedError } from "../../src/errors.js";
+import { AuthenticationError, JobAbortedError, JobNotFoundError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { JobRef } from "../../src/ref.js";
 import {
@@ -203,6 +203,43 @@ describe("gemini: cancel, abort, get", () => {
       outcome: "already-terminal",
       finalStatus: "completed",
     });
+  });
+
+  it("a cancel method answering 404 for a running interaction is reported as transport-only, not as a cancel", async () => {
+    const { handlers } = geminiServer({
+      cancel: () =>
+        HttpResponse.json(
+          { error: { code: 404, message: "Method not found.", status: "NOT_FOUND" } },
+          { status: 404 },
+        ),
+      get: () => HttpResponse.json(running(stored)),
+    });
+    server.use(...handlers);
+    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const outcome = await client().research.cancel(ref);
+    expect(outcome.outcome).toBe("transport-only");
+    expect(outcome.detail).toMatch(/keeps running, and billing/);
+  });
+
+  it("cancelling an interaction Gemini does not know is a JobNotFoundError", async () => {
+    const notFound = () =>
+      HttpResponse.json(
+        { error: { code: 404, message: "Not found.", status: "NOT_FOUND" } },
+        { status: 404 },
+      );
+    server.use(...geminiServer({ cancel: notFound, get: notFound }).handlers);
+    const ref = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId: "v1_gone",
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
+    const error = await client()
+      .research.cancel(ref)
+      .catch((e) => e);
+    expect(JobNotFoundError.isInstance(error)).toBe(true);
   });
 
   it("job.cancel() mid-stream stops the interaction server-side and ends the job cancelled", async () => {
