@@ -27,6 +27,7 @@ const ResumeState = z.object({
   reportLength: z.number().int().nonnegative().optional(),
   citations: z.number().int().nonnegative().optional(),
   includeThinking: z.boolean().optional(),
+  polling: z.boolean().optional(),
 });
 
 function modelOf(ref: JobRef): ModelInfo {
@@ -100,6 +101,7 @@ export const openaiAdapter: ResearchAdapter = {
         jobId: ref.jobId,
         cursor: ref.cursor,
         delivered: { reportLength: resume.reportLength ?? 0, citations: resume.citations ?? 0 },
+        ...(resume.polling && { polling: true }),
       },
     });
   },

@@ -37,8 +37,8 @@ export interface SessionInit {
   includeThinking: boolean;
   /** Set when starting: the create body. */
   body?: Record<string, unknown>;
-  /** Set when attaching. */
-  attached?: { jobId: string; cursor: string | undefined; delivered: EmittedCounts };
+  /** Set when attaching. `polling`: the job had fallen back to polling (so its stream is not replayed). */
+  attached?: { jobId: string; cursor: string | undefined; delivered: EmittedCounts; polling?: boolean };
 }
 
 type SnapshotEvent = WireEvent & { snapshot?: true };
@@ -75,6 +75,7 @@ export class OpenAISession implements EngineSession {
     this.#refCursor = init.attached?.cursor;
     this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
     if (this.#jobId) this.#submitted = true;
+    this.#fallback = init.attached?.polling === true && !this.#pollOnly;
   }
 
   get jobId(): string | undefined {
@@ -95,6 +96,8 @@ export class OpenAISession implements EngineSession {
       citations: Math.max(emitted.citations, this.#delivered.citations),
       // Only when turned off, so an attached job keeps the same events.
       ...(!this.#includeThinking && { includeThinking: false }),
+      // Delivered text came from a snapshot, not the stream: replaying the stream would repeat it.
+      ...(this.#fallback && { polling: true }),
     };
   }
 

@@ -714,6 +714,18 @@ describe("poll-only models (gpt-5.5-pro)", () => {
     expect((await job.result()).report).toBe("# Battery rules 🔋\n\nThe EU moved");
   });
 
+  it("a job cancelled elsewhere (the poll says cancelled) ends cancelled, not failed", async () => {
+    pollServer(["poll/pro.in-progress.json", "poll/pro.cancelled.json"]);
+    const job = makeClient().research.start({ model: POLL_MODEL, query: "q" });
+    const events = await collect(job);
+    expect(events.slice(-2)).toMatchObject([
+      { type: "status", status: "cancelled" },
+      { type: "done", status: "cancelled" },
+    ]);
+    expect((await job.result()).status).toBe("cancelled");
+    expect(seen.some((s) => s.url.pathname.endsWith("/cancel"))).toBe(false);
+  });
+
   it("get(ref) is one GET returning status, report, citations and usage", async () => {
     pollServer(["poll/pro.completed.json"]);
     const client = makeClient();
