@@ -12,7 +12,7 @@ import type { ResearchEvent } from "../../src/events.js";
 import { Sonde } from "../../src/index.js";
 import type { ResearchResult } from "../../src/job.js";
 import { type Loopback, type RecordedRequest, startLoopback } from "../helpers/loopback.js";
-import { after, blocks, FAST, fixture, fixtureJson, KEY, running } from "./helpers.js";
+import { blocks, eventsAfter, FAST, fixture, fixtureJson, KEY, running } from "./helpers.js";
 
 const transcript = fixture("research.sse");
 const bytes = Buffer.from(transcript, "utf8");
@@ -85,7 +85,7 @@ function geminiLoopback(post: (response: ServerResponse) => void, plan: Plan): P
     if (request.method === "POST" && url.pathname === "/v1beta/interactions") return post(response);
     if (request.method === "GET" && url.pathname === `/v1beta/interactions/${jobId}`) {
       if (url.searchParams.get("stream") === "true") {
-        const rest = Buffer.from(after(transcript, url.searchParams.get("last_event_id")), "utf8");
+        const rest = Buffer.from(eventsAfter(transcript, url.searchParams.get("last_event_id")), "utf8");
         const cut = plan.resumeCut(streams++, rest.length);
         return cut
           ? sendThenCut(response, rest.subarray(0, cut.at), cut.reset)

@@ -15,13 +15,13 @@ import {
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import {
-  after,
   blocks,
   client,
   collect,
   droppedResponse,
   errorResponse,
   eventIdOf,
+  eventsAfter,
   fixture,
   fixtureJson,
   geminiServer,
@@ -58,7 +58,7 @@ describe("gemini: drops and resume", () => {
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(head(research, cutAt)),
       get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -159,7 +159,7 @@ describe("gemini: drops and resume", () => {
       // Cut right after the first id-less delta: the resume replays it after the last real id.
       create: () => droppedResponse(sparse.slice(0, textAt + 2).join("")),
       get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(after(transcript, lastEventId)),
+      stream: (_call, lastEventId) => sseResponse(eventsAfter(transcript, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -179,7 +179,7 @@ describe("gemini: drops and resume", () => {
     const { handlers } = geminiServer({
       create: () => sseResponse(blocks(research).slice(0, 20).join("") + junk),
       get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -250,7 +250,7 @@ describe("gemini: errors and endings", () => {
     const { handlers } = geminiServer({
       create: () => sseResponse(blocksOf.slice(0, 26).join("") + transient),
       get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(after(research, lastEventId)),
+      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));

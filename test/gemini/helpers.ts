@@ -29,7 +29,7 @@ export function eventIdOf(block: string): string | undefined {
 }
 
 /** The blocks after the one whose `event_id` is `lastEventId` (all of them when undefined). */
-export function after(transcript: string, lastEventId: string | null | undefined): string {
+export function eventsAfter(transcript: string, lastEventId: string | null | undefined): string {
   const all = blocks(transcript);
   if (!lastEventId) return all.join("");
   const index = all.findIndex((block) => eventIdOf(block) === lastEventId);
