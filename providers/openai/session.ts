@@ -108,7 +108,8 @@ export class OpenAISession implements EngineSession {
   async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
     if (this.jobId === undefined) {
       if (this.#submitted) {
-        // Defensive: the core never reconnects before an id, but a resend could bill twice.
+        // The core retries before an id only after errors that prove nothing was created, and
+        // #submit never throws those once its POST was answered; a resend here could bill twice.
         throw this.#indeterminate("the submission was sent before and its answer was lost");
       }
       yield* this.#submit(signal);
