@@ -85,19 +85,20 @@ function jobPath(jobId: string): string {
 }
 
 /**
- * Where to poll: the invoke's `poll_url` when it points at the configured service (never
- * send the key to another origin), else the documented job path.
+ * Where to poll: the invoke's `poll_url`, read like every other path as relative to the
+ * configured base URL; an absolute one only when it lies under that base URL (the key
+ * is never sent elsewhere). Otherwise the documented job path.
  */
 function pollTarget(context: ProviderContext, jobId: string, pollUrl: unknown): string | URL {
   const base = context.settings.baseURL;
-  if (typeof pollUrl === "string" && pollUrl && base) {
-    try {
-      const root = new URL(base.endsWith("/") ? base : `${base}/`);
-      const url = new URL(pollUrl, root);
-      if (url.origin === root.origin) return url;
-    } catch {
-      // fall through to the documented path
-    }
+  if (typeof pollUrl !== "string" || !pollUrl || !base) return jobPath(jobId);
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(pollUrl)) return pollUrl.startsWith("//") ? jobPath(jobId) : pollUrl;
+  try {
+    const url = new URL(pollUrl);
+    const root = new URL(base.endsWith("/") ? base : `${base}/`);
+    if (url.origin === root.origin && url.pathname.startsWith(root.pathname)) return url;
+  } catch {
+    // fall through to the documented path
   }
   return jobPath(jobId);
 }

@@ -77,7 +77,8 @@ async function pollOnce(http: KyInstance, path: string, context: ProviderContext
 interface SessionInit {
   request?: ResolvedRequest;
   jobId?: string;
-  idempotencyKey: string;
+  /** Undefined only for a ref that never carried one. */
+  idempotencyKey: string | undefined;
   model: string;
   includeThinking: boolean;
 }
@@ -137,7 +138,8 @@ class PerplexitySession implements EngineSession {
    * again, which resends with the same key, so Perplexity returns the job it may have created.
    */
   async #submit(http: KyInstance, signal: AbortSignal): Promise<{ id: string; raw: unknown }> {
-    const key = this.#init.idempotencyKey;
+    // A session that submits was started, and start() always sets a key.
+    const key = this.#init.idempotencyKey!;
     let raw: unknown;
     try {
       const response = await http.post(asyncPath(this.#context), {
@@ -168,7 +170,7 @@ class PerplexitySession implements EngineSession {
   }
 
   resumeState(): Record<string, unknown> {
-    return { idempotencyKey: this.#init.idempotencyKey };
+    return this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey };
   }
 }
 
@@ -202,7 +204,7 @@ export const perplexityAdapter: ResearchAdapter = {
     return new PerplexitySession(
       {
         jobId: ref.jobId,
-        idempotencyKey: typeof key === "string" ? key : "",
+        idempotencyKey: typeof key === "string" ? key : undefined,
         model: ref.model,
         includeThinking: true,
       },

@@ -135,6 +135,34 @@ describe("hosted job API: invoke, poll, result", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("reads poll_url relative to a base URL with a path, and never polls (or sends the key to) another origin", async () => {
+    const gateway = "https://gateway.test/hosted";
+    server.use(...handlers({ baseURL: gateway, report: "Behind a gateway." }));
+    const viaGateway = new Sonde({ hosted: { apiKey: KEY, baseURL: gateway }, retry: fastRetry, env: {} });
+    expect((await viaGateway.research.start({ model, query }).result()).report).toBe("Behind a gateway.");
+
+    server.resetHandlers();
+    const { exchanges } = transcript("hosted", "invoke-completed.json");
+    const elsewhere: string[] = [];
+    server.use(
+      http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () =>
+        HttpResponse.json({
+          ...(exchanges[0]!.response.body as object),
+          poll_url: "https://elsewhere.test/v1/jobs/job_01HZX3K9Q7",
+        }),
+      ),
+      http.get(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () =>
+        HttpResponse.json(exchanges[2]!.response.body as never),
+      ),
+      http.all("https://elsewhere.test/*", ({ request }) => {
+        elsewhere.push(request.url);
+        return HttpResponse.json({}, { status: 500 });
+      }),
+    );
+    expect((await client().research.start({ model, query }).result()).status).toBe("completed");
+    expect(elsewhere).toEqual([]);
+  });
+
   it("attach(ref) resumes polling without announcing the job again", async () => {
     const { exchanges } = transcript("hosted", "invoke-completed.json");
     replay(server, BASE, exchanges.slice(1));
