@@ -15,6 +15,7 @@ import {
   ProviderJobError,
   ProviderUnavailableError,
   RateLimitError,
+  type ResearchRequest,
   Sonde,
   UnsupportedOptionError,
 } from "../../src/index.js";
@@ -269,14 +270,14 @@ describe("hosted job API: errors", () => {
   it("rejects what the endpoint cannot take before anything is sent, and a missing base URL with a clear error", () => {
     const posts = invokeAnswering("422");
     const sonde = client();
-    const rejected = [
-      ["tools", { tools: ["web_search" as const] }],
+    const rejected: [string, Partial<ResearchRequest>][] = [
+      ["tools", { tools: ["web_search"] }],
       ["sources", { sources: { documents: [{ text: "a file" }] } }],
       ["maxToolCalls", { maxToolCalls: 10 }],
       ["budget", { budget: { searches: 3 } }],
       ["idempotencyKey", { idempotencyKey: "k" }],
       ["previousJobId", { previousJobId: "job_0" }],
-    ] as const;
+    ];
     for (const [option, extra] of rejected) {
       let thrown: unknown;
       try {
