@@ -61,9 +61,14 @@ describe("openrouter over a real socket", () => {
     expect(server.requests.map((r) => r.method)).toEqual(["POST"]);
   });
 
-  it("a drop during the keepalive phase (before any chunk) is not retried either", async () => {
+  it("a drop during the keepalive phase (before any chunk, no generation id known) is not retried either", async () => {
     server = await startLoopback((_request, response) => {
-      writeThenCut(response, sse, Buffer.from(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n"));
+      // Without X-Generation-Id nothing identifies the run yet; it was still accepted (200).
+      writeThenCut(
+        response,
+        { "content-type": "text/event-stream" },
+        Buffer.from(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n"),
+      );
     });
     const job = client(server.url).research.start({ model, query });
     const events = await collect(job);
