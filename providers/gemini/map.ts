@@ -208,7 +208,7 @@ export class GeminiMapper {
         return;
       }
       case "error":
-        this.#flushAll(batch);
+        this.#dropUnresolved();
         this.#finish("failed", undefined, event.error ?? {}, batch);
         return;
       default:
@@ -249,7 +249,8 @@ export class GeminiMapper {
       if (stored.report.length > this.#report.length)
         this.#appendText(stored.report.slice(this.#report.length), batch);
     }
-    this.#flushAll(batch);
+    // The stored citations are authoritative: annotations still waiting for their text are replaced.
+    this.#dropUnresolved();
     for (const citation of stored.citations) this.#cite(citation, batch);
     const counted = countActivity(interaction.steps);
     this.#searches = Math.max(this.#searches, counted.searches);
@@ -417,6 +418,17 @@ export class GeminiMapper {
         this.#options.logger.debug("gemini: ignoring an annotation without a url", { type: annotation.type });
     }
     state.pending = waiting;
+  }
+
+  /** Annotations whose text never arrived (the job ended early, or a snapshot replaces them). */
+  #dropUnresolved(): void {
+    for (const state of this.#steps.values()) {
+      if (state.pending.length)
+        this.#options.logger.debug("gemini: dropping annotations whose text never arrived", {
+          count: state.pending.length,
+        });
+      state.pending = [];
+    }
   }
 
   #flushAll(batch: Batch): void {

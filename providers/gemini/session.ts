@@ -162,7 +162,7 @@ export class GeminiSession implements EngineSession {
         const interaction = WireInteraction.safeParse(await response.json()).data;
         if (!interaction?.id) throw new Error("the create response had no interaction id");
         this.#jobId = interaction.id;
-        yield { data: { event_type: "interaction.created", interaction } };
+        yield { cursor: "~created", data: { event_type: "interaction.created", interaction }, standIn: true };
         yield* this.#follow(undefined, signal);
         return;
       }
