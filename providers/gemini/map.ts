@@ -219,8 +219,9 @@ export class GeminiMapper {
   #mapLocal(local: LocalEvent, data: unknown, batch: Batch): void {
     const interaction = WireInteraction.safeParse(data).data ?? {};
     if (local.kind === "poll") {
+      // A heartbeat per poll (§8 of the design): the job is alive while no stream is open.
       if (interaction.status && !isTerminalStatus(interaction.status))
-        this.#setStatus(interaction.status, batch);
+        this.#setStatus(interaction.status, batch, true);
       return;
     }
     const stored = readReport(interaction);
@@ -271,9 +272,9 @@ export class GeminiMapper {
     batch.rest.push({ type: "created", jobId: id, provider: "gemini", model: this.#options.model });
   }
 
-  #setStatus(wireStatus: string, batch: Batch): void {
+  #setStatus(wireStatus: string, batch: Batch, heartbeat = false): void {
     const status: JobStatus = wireStatus === "queued" ? "queued" : "running";
-    if (status === this.#status) return;
+    if (status === this.#status && !heartbeat) return;
     this.#status = status;
     batch.rest.push({ type: "status", status });
   }

@@ -125,6 +125,11 @@ describe("gemini: drops and resume", () => {
     const events = await collect(job);
     expect(requests.filter((r) => r.url.searchParams.get("stream") === "true")).toHaveLength(1);
     expect(requests.filter((r) => r.method === "GET" && !r.url.searchParams.has("stream"))).toHaveLength(4);
+    // Each poll that finds the interaction running is a status heartbeat.
+    const lastText = events.findLastIndex((e) => e.type === "text" && e.cursor !== undefined);
+    expect(events.slice(lastText).filter((e) => e.type === "status" && e.status === "running")).toHaveLength(
+      2,
+    );
     expect(reportOf(events)).toBe(reportOf(expected));
     expect((await job.result()).citations).toHaveLength(4);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
