@@ -8,7 +8,6 @@ import {
   InvalidRefError,
   JobNotFoundError,
   ProviderJobError,
-  SondeError,
 } from "../../src/errors.js";
 import { isTerminal } from "../../src/events.js";
 import {
@@ -22,6 +21,7 @@ import {
   type WireEvent,
 } from "../../src/provider.js";
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
+import { storeCall } from "./errors.js";
 import { mapWire } from "./map.js";
 import { type Engine, runnerFor, terminalStatusOf } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
@@ -122,20 +122,6 @@ async function loadRecord(place: Place, jobId: string, context: ProviderContext)
     );
   }
   return record;
-}
-
-/** Store failures become one typed, non-retryable error. */
-async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
-  try {
-    return await operation();
-  } catch (error) {
-    if (SondeError.isInstance(error)) throw error;
-    throw new ProviderJobError(
-      "store_error",
-      `portable: the job store failed (${(error as Error)?.message ?? String(error)}). Nothing was lost that had been acknowledged; fix the store and attach the ref to continue.`,
-      { provider: "portable", cause: error },
-    );
-  }
 }
 
 class PortableSession implements EngineSession {

@@ -11,6 +11,7 @@ import {
   JobNotFoundError,
   SondeError,
 } from "../../src/errors.js";
+import { storeError } from "./errors.js";
 import type { ChatResponse, Receipt } from "./types.js";
 
 export type OperationKind = Receipt["kind"];
@@ -132,7 +133,11 @@ export class Operations {
       receipt = { key, kind, status: "error", error: describe(error), at: clock().toISOString() };
     }
     // Durable before use: a restart from here replays this outcome instead of calling again.
-    await this.#options.save(receipt);
+    try {
+      await this.#options.save(receipt);
+    } catch (error) {
+      throw storeError(error);
+    }
     this.#options.receipts.set(key, receipt);
     return this.#account(receipt) as Outcome<T>;
   }

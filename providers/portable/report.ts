@@ -79,13 +79,24 @@ class Builder {
       return false;
     }
     const base = this.text.length;
+    // Adjacent markers ("[F1][F2]") close the same claim: one group.
+    const groups: { start: number; end: number; ids: string[] }[] = [];
+    for (const marker of markers) {
+      const previous = groups.at(-1);
+      if (previous && raw.slice(previous.end, marker.index).trim() === "") {
+        previous.end = marker.index + marker[0].length;
+        previous.ids.push(...idsOf(marker[1]!));
+      } else {
+        groups.push({ start: marker.index, end: marker.index + marker[0].length, ids: idsOf(marker[1]!) });
+      }
+    }
     let out = "";
     let segmentStart = 0;
     let last = 0;
-    for (const marker of markers) {
-      out += raw.slice(last, marker.index);
-      last = marker.index + marker[0].length;
-      const found = idsOf(marker[1]!)
+    for (const group of groups) {
+      out += raw.slice(last, group.start);
+      last = group.end;
+      const found = [...new Set(group.ids)]
         .map((id) => this.findings.get(id))
         .filter((f): f is Finding => f !== undefined);
       if (!found.length) continue;

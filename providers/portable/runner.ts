@@ -7,6 +7,7 @@
 import { JobNotFoundError, ProviderJobError, SondeError } from "../../src/errors.js";
 import { isTerminal, type JobStatus } from "../../src/events.js";
 import type { CancelOutcome, Logger } from "../../src/provider.js";
+import { storeCall } from "./errors.js";
 import { runLoop } from "./loop.js";
 import { type Budget, defaultBudget, Operations } from "./operations.js";
 import type { Slots } from "./slots.js";
@@ -91,7 +92,9 @@ export class JobRunner {
   #load(): Promise<void> {
     this.#loading ??= (async () => {
       const { store, jobId } = this.#options;
-      const [record, events] = await Promise.all([store.getJob(jobId), store.readEvents(jobId)]);
+      const [record, events] = await storeCall(() =>
+        Promise.all([store.getJob(jobId), store.readEvents(jobId)]),
+      );
       if (!record)
         throw new JobNotFoundError(`portable: no job ${jobId} in this store.`, { provider: "portable" });
       this.#record = record;
@@ -140,6 +143,14 @@ export class JobRunner {
 
   /** Stores the cancellation intent, then stops local work; says honestly what happened. */
   async cancel(): Promise<CancelOutcome> {
+    try {
+      return await this.#cancel();
+    } finally {
+      if (this.#followers === 0 && !this.#run) this.#onIdle();
+    }
+  }
+
+  async #cancel(): Promise<CancelOutcome> {
     await this.#load();
     const before = terminalStatusOf(this.#events);
     if (before) return { outcome: "already-terminal", finalStatus: before };
@@ -149,7 +160,6 @@ export class JobRunner {
       await this.#run;
     } else {
       await this.#finish("cancelled");
-      if (this.#followers === 0) this.#onIdle();
     }
     const after = terminalStatusOf(this.#events);
     if (after === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
@@ -219,7 +229,7 @@ export class JobRunner {
         data,
         at: this.#options.clock().toISOString(),
       };
-      await this.#options.store.appendEvent(this.#options.jobId, event);
+      await storeCall(() => this.#options.store.appendEvent(this.#options.jobId, event));
       this.#events.push(event);
       this.#keys.add(key);
       this.#notify();
@@ -231,7 +241,7 @@ export class JobRunner {
   #updateRecord(patch: Partial<JobRecord>): Promise<void> {
     const step = this.#writingRecord.then(async () => {
       const record = { ...this.#record!, ...patch };
-      await this.#options.store.putJob(record);
+      await storeCall(() => this.#options.store.putJob(record));
       this.#record = record;
     });
     this.#writingRecord = step.catch(() => {});
@@ -270,7 +280,7 @@ export class JobRunner {
       const deadline = new AbortController();
       timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - clock().getTime()));
       timer.unref?.();
-      const receipts = new Map((await store.readReceipts(jobId)).map((r) => [r.key, r]));
+      const receipts = new Map((await storeCall(() => store.readReceipts(jobId))).map((r) => [r.key, r]));
       const ops = new Operations({
         budget,
         receipts,
@@ -318,4 +328,9 @@ function asSondeError(error: unknown): SondeError {
     `portable: the research loop stopped: ${detail}. Its progress up to here is saved; attach the job's ref to continue.`,
     { provider: "portable", cause: error },
   );
+}
+
+/** @internal How many jobs have a runner in this process (tests wait for a paused job to let go). */
+export function activeRunnerCount(): number {
+  return runners.size;
 }

@@ -217,13 +217,18 @@ function evaluate(formula: string, inputs: ReadonlyMap<string, Quantity>): Quant
 
   const expression = (): Quantity => {
     let left = term();
-    while (peek() === "+" || peek() === "-") left = add(left, term(), take()!);
+    while (peek() === "+" || peek() === "-") {
+      const op = take()!;
+      left = add(left, term(), op);
+    }
     return left;
   };
   const term = (): Quantity => {
     let left = factor();
-    while (peek() === "*" || peek() === "/")
-      left = take() === "*" ? multiply(left, factor()) : divide(left, factor());
+    while (peek() === "*" || peek() === "/") {
+      const op = take()!;
+      left = op === "*" ? multiply(left, factor()) : divide(left, factor());
+    }
     return left;
   };
   const factor = (): Quantity => {
