@@ -1,22 +1,29 @@
-import { defineConfig } from "tsup";
+import { defineConfig, type Options } from "tsup";
 
 const providers = ["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"];
 
+const shared: Options = {
+  entry: {
+    index: "src/index.ts",
+    testing: "src/testing/index.ts",
+    catalog: "catalog/index.ts",
+    ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
+  },
+  dts: true,
+  sourcemap: true,
+  target: "node22",
+  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
+  external: ["msw", "msw/node", "zod"],
+};
+
 export default defineConfig([
+  { ...shared, format: ["esm"] },
   {
-    entry: {
-      index: "src/index.ts",
-      testing: "src/testing/index.ts",
-      catalog: "catalog/index.ts",
-      ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
-    },
-    format: ["esm", "cjs"],
-    dts: true,
-    clean: true,
-    sourcemap: true,
-    target: "node22",
-    // msw is only used by sonde/testing and stays the user's own devDependency.
-    external: ["msw", "msw/node", "zod"],
+    ...shared,
+    format: ["cjs"],
+    // ky, p-retry and eventsource-parser ship ESM only; bundling them keeps `require("sonde")`
+    // free of require(esm) interop (a default export seen through a namespace object).
+    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error"],
   },
   {
     entry: { cli: "src/cli/main.ts" },

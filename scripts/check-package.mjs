@@ -68,6 +68,9 @@ const run = async () => {
   try { spy.research.attach(noJobId); fail("bad ref accepted"); }
   catch (e) { if (!InvalidRefError.isInstance(e) || e.field !== "jobId") fail("wrong ref error: " + e); }
   if (typeof listModels !== "function" || listModels({ provider: "gemini" }).length === 0) fail("sonde/catalog broken");
+  for (const [name, adapter] of Object.entries(providerAdapters)) {
+    if (adapter?.provider !== name) fail("sonde/providers/" + name + " does not export its adapter");
+  }
   clearMocks();
   console.log("ok", process.argv[1].split("/").pop());
 };
@@ -77,13 +80,23 @@ writeFileSync(
   join(app, "esm.mjs"),
   scenario(`import { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError } from "sonde";
 import { mockResearch, clearMocks } from "sonde/testing";
-import { listModels } from "sonde/catalog";`),
+import { listModels } from "sonde/catalog";
+import { openaiAdapter } from "sonde/providers/openai";
+import { geminiAdapter } from "sonde/providers/gemini";
+import { openrouterAdapter } from "sonde/providers/openrouter";
+import { perplexityAdapter } from "sonde/providers/perplexity";
+import { hostedAdapter } from "sonde/providers/hosted";
+import { portableAdapter } from "sonde/providers/portable";
+const providerAdapters = { openai: openaiAdapter, gemini: geminiAdapter, openrouter: openrouterAdapter,
+  perplexity: perplexityAdapter, hosted: hostedAdapter, portable: portableAdapter };`),
 );
 writeFileSync(
   join(app, "cjs.cjs"),
   scenario(`const { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError } = require("sonde");
 const { mockResearch, clearMocks } = require("sonde/testing");
-const { listModels } = require("sonde/catalog");`),
+const { listModels } = require("sonde/catalog");
+const providerAdapters = Object.fromEntries(["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"]
+  .map((name) => [name, require("sonde/providers/" + name)[name + "Adapter"]]));`),
 );
 for (const script of ["esm.mjs", "cjs.cjs"]) run(process.execPath, [script], { cwd: app });
 rmSync(work, { recursive: true, force: true });

@@ -6,12 +6,23 @@ export { estimateCost } from "./cost.js";
 export * from "./errors.js";
 export * from "./events.js";
 export { ResearchJob } from "./job.js";
-export type {
-  CancelOutcome,
-  JobSnapshot,
-  Logger,
-  ResolvedRequest,
-  RetryPolicy,
+export {
+  type CancelOutcome,
+  type CancelReport,
+  type ConnectOptions,
+  type EngineSession,
+  type JobSnapshot,
+  type Logger,
+  type MappedEvent,
+  type ProviderContext,
+  type ProviderSettings,
+  type ResearchAdapter,
+  type ResolvedRequest,
+  type RetryPolicy,
+  type SnapshotReport,
+  specVersion,
+  type UsageReport,
+  type WireEvent,
 } from "./provider.js";
 export { JobRef, parseRef } from "./ref.js";
 export { ResearchRequest, type ToolSpec } from "./request.js";

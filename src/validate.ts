@@ -79,7 +79,9 @@ export function resolveRequest(
     if (universal.includes(key) || adapter.supports.includes(key)) continue;
     const hint = localOnly.includes(key)
       ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".`
-      : "";
+      : key === "idempotencyKey"
+        ? " Only engines whose submission can be deduplicated accept it: perplexity:sonar-deep-research and the portable engine."
+        : "";
     throw new UnsupportedOptionError(
       key,
       `The ${provider} engine cannot honour "${key}" for ${info.id}.${hint}`,

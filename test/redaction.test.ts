@@ -53,7 +53,7 @@ const server = setupServer(
     });
   }),
 );
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => clearMocks());
 afterAll(() => server.close());
 

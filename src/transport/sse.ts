@@ -36,14 +36,26 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   let lastActivity = performance.now();
   let idled = false;
   let parseError: Error | undefined;
-  const activity = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      lastActivity = performance.now();
-      controller.enqueue(chunk);
+  // A reset must not cost events that fully arrived: instead of erroring the pipe (which
+  // discards what the parser has queued), the byte source closes and remembers why, so
+  // every complete event is read before the drop is reported.
+  let transportError: unknown;
+  const body = response.body.getReader();
+  const bytes = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await body.read();
+        if (done) return controller.close();
+        lastActivity = performance.now();
+        controller.enqueue(value);
+      } catch (error) {
+        transportError = error;
+        controller.close();
+      }
     },
+    cancel: (reason) => body.cancel(reason),
   });
-  const reader = response.body
-    .pipeThrough(activity)
+  const reader = bytes
     .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
     .pipeThrough(
       new EventSourceParserStream({
@@ -89,7 +101,10 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
         );
       }
       if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
-      if (result.done) return;
+      if (result.done) {
+        if (transportError !== undefined) throw toTransportError(transportError, provider, options.signal);
+        return;
+      }
       yield result.value;
     }
   } finally {

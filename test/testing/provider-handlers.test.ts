@@ -30,7 +30,7 @@ describe("providerHandlers", () => {
         jobId: `job-${provider}`,
       }),
     );
-    server.listen({ onUnhandledRequest: "error" });
+    server.listen({ onUnhandledFrame: "error" });
     const client = new Sonde({
       [provider]: { apiKey: "test-key-000000", baseURL },
       retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
@@ -52,7 +52,7 @@ describe("providerHandlers", () => {
         fail: { status: 401, body: { error: { message: "bad key" } } },
       }),
     );
-    server.listen({ onUnhandledRequest: "error" });
+    server.listen({ onUnhandledFrame: "error" });
     const client = new Sonde({ [provider]: { apiKey: "test-key-000000", baseURL }, env: {} });
     await expect(client.research.start({ model, query: "q" }).result()).rejects.toMatchObject({
       code: "authentication",

@@ -96,3 +96,30 @@ describe("readSse", () => {
     expect(() => parseData({ data: "{oops" }, "openrouter")).toThrow(StreamInterruptedError);
   });
 });
+
+describe("readSse on a reset", () => {
+  it("delivers every event that fully arrived before the reset, then reports the drop", async () => {
+    // Like a socket: the bytes arrive in one read, the reset surfaces on the next.
+    let reads = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (reads++ === 0)
+          controller.enqueue(encoder.encode('data: {"n":1}\n\ndata: {"n":2}\n\ndata: {"n":'));
+        else controller.error(new TypeError("terminated"));
+      },
+    });
+    const seen: string[] = [];
+    await expect(
+      (async () => {
+        for await (const m of readSse(new Response(body), { provider: "gemini", idleTimeoutMs: 1_000 })) {
+          seen.push(m.data);
+          // A busy consumer: the pipe reads ahead and meets the reset meanwhile.
+          await new Promise((r) => setTimeout(r, 30));
+        }
+      })(),
+    ).rejects.toSatisfy(
+      (e) => StreamInterruptedError.isInstance(e) && /terminated/.test((e as Error).message),
+    );
+    expect(seen).toEqual(['{"n":1}', '{"n":2}']);
+  });
+});
