@@ -116,12 +116,15 @@ export class Operations {
     call: (signal: AbortSignal) => Promise<T>,
   ): Promise<Outcome<T>> {
     if (this.remaining(kind) < 1) throw new Error(`portable: ${kind} budget overrun at ${key}`);
-    this.used[kind]++;
     const stored = this.#options.receipts.get(key);
-    if (stored) return this.#account(stored) as Outcome<T>;
     const { signal, deadline, clock, deadlineAt } = this.#options;
-    if (signal.aborted) throw signal.reason;
-    if (deadline.aborted || clock().getTime() >= deadlineAt) throw new DeadlineReached();
+    if (!stored) {
+      if (signal.aborted) throw signal.reason;
+      if (deadline.aborted || clock().getTime() >= deadlineAt) throw new DeadlineReached();
+    }
+    // Counted whether made now or replayed, so a re-run takes the same budget decisions.
+    this.used[kind]++;
+    if (stored) return this.#account(stored) as Outcome<T>;
     let receipt: Receipt;
     try {
       const value = await call(AbortSignal.any([signal, deadline]));

@@ -164,6 +164,8 @@ describe("portable durability", () => {
       const result = await attached.result();
 
       expect(chat.count()).toBe(callsBefore);
+      // Usage counts the calls with receipts (plan, extract); the cut-off check left none.
+      expect(result.usage.modelCalls).toBe(2);
       expect(search.queries).toEqual([]);
       expect(fetch.urls).toEqual([]);
       expect(result.status).toBe("incomplete");
