@@ -23,7 +23,7 @@ export interface PortableMockOptions extends ProviderMockOptions {
   searchBaseURL?: string;
 }
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 function completion(model: string, content: string, messages: ChatMessage[]) {
   const prompt = Math.ceil(messages.reduce((n, m) => n + m.content.length, 0) / 4);
@@ -114,9 +114,9 @@ export function handlers(options: PortableMockOptions = {}): HttpHandler[] {
     ...pages.map((page) =>
       http.get(page.url, () =>
         HttpResponse.html(
-          `<!doctype html><html><head><title>${escape(page.title)}</title></head><body><article>${page.text
+          `<!doctype html><html><head><title>${escapeHtml(page.title)}</title></head><body><article>${page.text
             .split(/\n{2,}/)
-            .map((p) => `<p>${escape(p)}</p>`)
+            .map((p) => `<p>${escapeHtml(p)}</p>`)
             .join("")}</article></body></html>`,
         ),
       ),
