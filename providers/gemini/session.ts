@@ -319,6 +319,7 @@ export class GeminiSession implements EngineSession {
 
   async *#poll(signal: AbortSignal): AsyncGenerator<GeminiWire> {
     for await (const interaction of pollUntilTerminal({
+      provider: "gemini",
       fetch: async (s) => ({ value: await this.#get(s) }),
       isTerminal: (value) => isTerminalStatus(value.status),
       policy: this.#init.context.retry,

@@ -28,10 +28,8 @@ import {
   failureFromResponse,
   type HttpFailure,
   submitOnce,
-  toTransportError,
 } from "../../src/transport/http.js";
-import { pollUntilTerminal } from "../../src/transport/poll.js";
-import { parseRetryAfter } from "../../src/transport/retry.js";
+import { getJson, pollUntilTerminal } from "../../src/transport/poll.js";
 import { FINAL, finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
 import { Invocation, Job } from "./wire.js";
@@ -103,22 +101,8 @@ function pollTarget(context: ProviderContext, jobId: string, pollUrl: unknown): 
   return jobPath(jobId);
 }
 
-async function pollOnce(
-  http: KyInstance,
-  target: string | URL,
-  context: ProviderContext,
-  signal?: AbortSignal,
-) {
-  try {
-    const response = await http.get(target, { signal });
-    return {
-      value: (await response.json()) as unknown,
-      retryAfterMs: parseRetryAfter(response.headers, context.clock()),
-    };
-  } catch (error) {
-    // Typed, so that transient failures are retried under the poll policy (GET is safe to repeat).
-    throw toTransportError(error, "hosted", signal);
-  }
+function pollOnce(http: KyInstance, target: string | URL, context: ProviderContext, signal?: AbortSignal) {
+  return getJson(http, target, { provider: "hosted", clock: context.clock, signal });
 }
 
 interface SessionInit {
@@ -169,6 +153,7 @@ class HostedSession implements EngineSession {
     }
     const target = pollTarget(this.#context, this.#jobId, this.#pollUrl);
     for await (const snapshot of pollUntilTerminal({
+      provider: "hosted",
       fetch: (s) => pollOnce(http, target, this.#context, s),
       isTerminal: isTerminalJob,
       policy: this.#context.retry,
@@ -302,6 +287,7 @@ export const hostedAdapter: ResearchAdapter = {
         last = (await pollOnce(http, target, context)).value;
       } else {
         for await (const snapshot of pollUntilTerminal({
+          provider: "hosted",
           fetch: (s) => pollOnce(http, target, context, s),
           isTerminal: isTerminalJob,
           policy: context.retry,

@@ -220,6 +220,7 @@ export class OpenAISession implements EngineSession {
   async *#poll(signal: AbortSignal, immediate: boolean): AsyncGenerator<WireEvent> {
     const path = `responses/${encodeURIComponent(this.jobId!)}`;
     const snapshots = pollUntilTerminal({
+      provider: "openai",
       fetch: async (pollSignal) => {
         const response = await this.#http.get(path, { signal: pollSignal });
         const parsed = WireResponse.safeParse(await response.json());

@@ -24,8 +24,7 @@ import type {
 import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { createHttpClient, type HttpFailure, toTransportError } from "../../src/transport/http.js";
-import { pollUntilTerminal } from "../../src/transport/poll.js";
-import { parseRetryAfter } from "../../src/transport/retry.js";
+import { getJson, pollUntilTerminal } from "../../src/transport/poll.js";
 import { FINAL, finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { submitBody } from "./request.js";
 import { AsyncJob } from "./wire.js";
@@ -61,17 +60,8 @@ function asyncPath(context: ProviderContext): string {
   return (typeof path === "string" && path ? path : defaultAsyncPath).replace(/\/$/, "");
 }
 
-async function pollOnce(http: KyInstance, path: string, context: ProviderContext, signal?: AbortSignal) {
-  try {
-    const response = await http.get(path, { signal });
-    return {
-      value: (await response.json()) as unknown,
-      retryAfterMs: parseRetryAfter(response.headers, context.clock()),
-    };
-  } catch (error) {
-    // Typed, so that transient failures are retried under the poll policy.
-    throw toTransportError(error, "perplexity", signal);
-  }
+function pollOnce(http: KyInstance, target: string | URL, context: ProviderContext, signal?: AbortSignal) {
+  return getJson(http, target, { provider: "perplexity", clock: context.clock, signal });
 }
 
 interface SessionInit {
@@ -121,6 +111,7 @@ class PerplexitySession implements EngineSession {
     }
     const path = `${asyncPath(this.#context)}/${encodeURIComponent(this.#jobId)}`;
     for await (const snapshot of pollUntilTerminal({
+      provider: "perplexity",
       fetch: (s) => pollOnce(http, path, this.#context, s),
       isTerminal: isTerminalJob,
       policy: this.#context.retry,

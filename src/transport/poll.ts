@@ -1,9 +1,19 @@
+import type { KyInstance } from "ky";
+import type { ProviderName } from "../events.js";
 import type { RetryPolicy } from "../provider.js";
-import { pollDelay, sleep, withRetry } from "./retry.js";
+import { toTransportError } from "./http.js";
+import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
+
+export interface Polled<T> {
+  value: T;
+  /** The server's `Retry-After`, which sets the wait before the next poll. */
+  retryAfterMs?: number | undefined;
+}
 
 export interface PollOptions<T> {
-  /** One GET. Transient failures (retryable errors) are retried under `policy`. */
-  fetch: (signal: AbortSignal) => Promise<{ value: T; retryAfterMs?: number | undefined }>;
+  provider: ProviderName;
+  /** One GET. Failures are mapped to typed errors; retryable ones are retried under `policy`. */
+  fetch: (signal: AbortSignal) => Promise<Polled<T>>;
   isTerminal: (value: T) => boolean;
   policy: RetryPolicy;
   signal: AbortSignal;
@@ -11,20 +21,42 @@ export interface PollOptions<T> {
   immediate?: boolean;
 }
 
+/** One GET of a JSON resource, with the server's `Retry-After` read off the response. */
+export async function getJson(
+  http: KyInstance,
+  target: string | URL,
+  options: { provider: ProviderName; clock: () => Date; signal?: AbortSignal | undefined },
+): Promise<Polled<unknown>> {
+  try {
+    const response = await http.get(target, { signal: options.signal });
+    return { value: await response.json(), retryAfterMs: parseRetryAfter(response.headers, options.clock()) };
+  } catch (error) {
+    throw toTransportError(error, options.provider, options.signal);
+  }
+}
+
 /**
  * Polls until a terminal snapshot, yielding every snapshot (the caller turns them
  * into `status` heartbeats). Waits grow exponentially with jitter between
  * `minDelayMs` and `maxDelayMs`; a server's `Retry-After` takes precedence.
+ * A failed GET (reset, 5xx, 429) is retried under the same policy: polling is safe.
  */
 export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGenerator<T> {
+  const { provider, signal } = options;
   let retryAfterMs: number | undefined;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 || !options.immediate)
-      await sleep(pollDelay(attempt, options.policy, retryAfterMs), options.signal);
-    const snapshot = await withRetry(() => options.fetch(options.signal), {
-      policy: options.policy,
-      signal: options.signal,
-    });
+      await sleep(pollDelay(attempt, options.policy, retryAfterMs), signal);
+    const snapshot = await withRetry(
+      async () => {
+        try {
+          return await options.fetch(signal);
+        } catch (error) {
+          throw toTransportError(error, provider, signal);
+        }
+      },
+      { policy: options.policy, signal },
+    );
     retryAfterMs = snapshot.retryAfterMs;
     yield snapshot.value;
     if (options.isTerminal(snapshot.value)) return;
