@@ -4,8 +4,11 @@
  * name no verified finding are removed, a sentence whose only support was such a marker
  * is dropped, and a placeholder whose number failed its check drops its sentence.
  * Citation offsets are UTF-16 offsets into the final report and span the claim a marker
- * closes.
+ * closes. Markers read `[n]`: the n-th distinct source cited, in order of first citation,
+ * which is also the order of `result().citations` (the report carries no bibliography of
+ * its own, like the other engines' reports).
  */
+import { normalizeUrl } from "../../src/aggregate.js";
 import type { WriteOutput } from "./wire.js";
 
 export interface Finding {
@@ -39,16 +42,16 @@ class Builder {
   citations: ReportCitation[] = [];
   problems: string[] = [];
   #numbers = new Map<string, number>();
-  #sources: { url: string; title?: string | undefined }[] = [];
 
   constructor(readonly findings: ReadonlyMap<string, Finding>) {}
 
+  /** Sources are numbered as `result().citations` will list them: by normalized URL. */
   sourceNumber(finding: Finding): number {
-    let n = this.#numbers.get(finding.url);
+    const key = normalizeUrl(finding.url);
+    let n = this.#numbers.get(key);
     if (n === undefined) {
-      this.#sources.push({ url: finding.url, title: finding.title });
-      n = this.#sources.length;
-      this.#numbers.set(finding.url, n);
+      n = this.#numbers.size + 1;
+      this.#numbers.set(key, n);
     }
     return n;
   }
@@ -115,11 +118,6 @@ class Builder {
     if (!out) return false;
     this.text += out;
     return true;
-  }
-
-  sourcesSection(): string {
-    if (!this.#sources.length) return "";
-    return `\n\n## Sources\n\n${this.#sources.map((s, i) => `${i + 1}. ${s.title ? `${s.title}: ` : ""}${s.url}`).join("\n")}\n`;
   }
 }
 
@@ -191,7 +189,6 @@ export function assembleReport(
       if (!any) b.text = before;
     }
   }
-  b.text += b.sourcesSection();
   if (!b.text.endsWith("\n")) b.text += "\n";
   return { text: b.text, citations: b.citations, problems: b.problems };
 }
@@ -225,7 +222,6 @@ export function renderPartial(
   }
   if (!checked.length && !unchecked.length)
     b.text += "\n\nNo finding was verified before the research stopped.";
-  b.text += b.sourcesSection();
   if (!b.text.endsWith("\n")) b.text += "\n";
   return { text: b.text, citations: b.citations, problems: b.problems };
 }

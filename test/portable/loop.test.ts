@@ -1,5 +1,5 @@
 import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createMemoryStore } from "../../providers/portable/index.js";
 import { mapWire } from "../../providers/portable/map.js";
 import { AuthenticationError, type ResearchEvent, Sonde } from "../../src/index.js";
@@ -107,6 +107,12 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     for (const span of spans(result.report, events)) {
       expect(span.length).toBeGreaterThan(10);
       expect(span).not.toMatch(/\[\d+\]/);
+    }
+    // Each claim is followed by the marker [n] of its source, n indexing result.citations.
+    for (const c of citations) {
+      const group = result.report.slice(c.endIndex).match(/^\s*((?:\[\d+\])+)/)?.[1] ?? "";
+      const urls = (group.match(/\d+/g) ?? []).map((n) => result.citations[Number(n) - 1]?.url);
+      expect(urls).toContain(c.url);
     }
 
     // Usage: the counts are the calls made; tokens are what the endpoint reported (fixture:
@@ -422,7 +428,9 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     expect(JSON.stringify([events, job.toRef(), error])).not.toContain(API_KEY);
   });
 
-  it("runs at most maxConcurrentJobs at once; the others wait queued", async () => {
+  it("runs at most maxConcurrentJobs at once; the others wait queued, and their deadline starts at admission", async () => {
+    const T0 = Date.parse("2026-03-02T09:00:00.000Z");
+    let now = T0;
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
       release = resolve;
@@ -434,26 +442,38 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
       },
     });
     server.use(chat.handler);
+    const store = createMemoryStore();
     const client = portableClient({
       search: scriptedSearch().backend,
       fetcher: scriptedFetcher().fetcher,
-      store: createMemoryStore(),
+      store,
       maxConcurrentJobs: 1,
+      clock: () => new Date(now),
     });
     const first = client.research.start({ model: MODEL, query: `first ${QUERY}` });
     const second = client.research.start({ model: MODEL, query: `second ${QUERY}` });
-    const firstEvents = collect(first);
+    const firstDone = collect(first);
     const secondEvents: ResearchEvent[] = [];
     const secondDone = (async () => {
       for await (const e of second) secondEvents.push(e);
     })();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(chat.count("plan")).toBe(1);
+    await vi.waitFor(() => expect(chat.count("plan")).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(types(secondEvents)).toEqual(["created", "status"]);
     expect(secondEvents[1]).toMatchObject({ status: "queued" });
+
+    // The first job holds its slot past its own deadline; the second was created long ago.
+    now = T0 + 200_000;
     release();
-    await Promise.all([firstEvents, secondDone]);
+    await Promise.all([firstDone, secondDone]);
+    expect((await first.result()).status).toBe("incomplete");
     expect(secondEvents.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const record = await store.getJob(second.id!);
+    expect(record).toMatchObject({
+      createdAt: new Date(T0).toISOString(),
+      admittedAt: new Date(T0 + 200_000).toISOString(),
+      deadlineAt: new Date(T0 + 380_000).toISOString(),
+    });
   });
 
   it("ignores a wire event it does not know, with a debug log", () => {

@@ -188,7 +188,7 @@ describe("report assembly", () => {
       new Map(),
     );
     expect(report.text).toBe(
-      "# Bridge\n\n## Findings\n\nCounts rose [1], and the lane opened in May 2023 [2][1]. Context without a source.\n\n## Sources\n\n1. A: https://a.example/1\n2. B: https://b.example/2\n",
+      "# Bridge\n\n## Findings\n\nCounts rose [1], and the lane opened in May 2023 [2][1]. Context without a source.\n",
     );
     const spans = report.citations.map((c) => [c.findingId, report.text.slice(c.startIndex, c.endIndex)]);
     expect(spans).toEqual([
