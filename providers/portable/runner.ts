@@ -32,8 +32,8 @@ export interface RunnerOptions {
   engine: (record: JobRecord) => Engine;
 }
 
-/** Abort reasons of the loop's signal. */
-const PAUSE = Symbol("pause");
+/** Abort reasons of the loop's signal: halt (the process going away) and cancel. */
+const PAUSE = Symbol("halt");
 const CANCEL = Symbol("cancel");
 
 export function budgetOf(record: JobRecord): Budget {
@@ -76,6 +76,7 @@ export class JobRunner {
   #run: Promise<void> | undefined;
   #controller: AbortController | undefined;
   #failure: SondeError | undefined;
+  #halted = false;
   #listeners = new Set<() => void>();
   #emitting: Promise<void> = Promise.resolve();
   #writingRecord: Promise<void> = Promise.resolve();
@@ -133,11 +134,9 @@ export class JobRunner {
       }
     } finally {
       this.#followers--;
-      if (this.#followers === 0) {
-        // Nobody is listening: pause at the next call; receipts keep what was done.
-        if (this.#run) this.#controller?.abort(PAUSE);
-        else this.#onIdle();
-      }
+      // Nobody listening is not a reason to stop: like a remote job after abort(), the loop
+      // runs on (bounded by its deadline) until it ends or is cancelled.
+      if (this.#followers === 0 && !this.#run) this.#onIdle();
     }
   }
 
@@ -197,7 +196,7 @@ export class JobRunner {
   }
 
   #ensureRunning(): void {
-    if (this.#run || terminalStatusOf(this.#events)) return;
+    if (this.#run || this.#halted || terminalStatusOf(this.#events)) return;
     this.#failure = undefined;
     const controller = new AbortController();
     this.#controller = controller;
@@ -205,17 +204,7 @@ export class JobRunner {
       this.#run = undefined;
       this.#controller = undefined;
       this.#notify();
-      if (
-        this.#followers > 0 &&
-        !this.#failure &&
-        !terminalStatusOf(this.#events) &&
-        controller.signal.reason === PAUSE
-      ) {
-        // Someone attached while the loop was pausing: continue.
-        this.#ensureRunning();
-      } else if (this.#followers === 0) {
-        this.#onIdle();
-      }
+      if (this.#followers === 0) this.#onIdle();
     });
   }
 
@@ -318,6 +307,18 @@ export class JobRunner {
       release?.();
     }
   }
+
+  /** @internal Stops the loop as a dying process would: in-flight calls abort, nothing more is written. */
+  async halt(): Promise<void> {
+    this.#halted = true;
+    const run = this.#run;
+    this.#controller?.abort(PAUSE);
+    await run;
+    this.#failure = new ProviderJobError("halted", "portable: the process running this job stopped.", {
+      provider: "portable",
+    });
+    this.#notify();
+  }
 }
 
 function asSondeError(error: unknown): SondeError {
@@ -330,7 +331,12 @@ function asSondeError(error: unknown): SondeError {
   );
 }
 
-/** @internal How many jobs have a runner in this process (tests wait for a paused job to let go). */
-export function activeRunnerCount(): number {
-  return runners.size;
+/**
+ * @internal Simulates this process exiting (tests of restarts): every running loop stops
+ * where it is, leaving its store exactly as a crash would, and the runners are dropped.
+ */
+export async function simulateProcessExit(): Promise<void> {
+  const all = [...runners.values()];
+  runners.clear();
+  await Promise.all(all.map((runner) => runner.halt()));
 }

@@ -1,7 +1,7 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { createFileStore, createMemoryStore, type JobStore } from "../../providers/portable/index.js";
-import { activeRunnerCount } from "../../providers/portable/runner.js";
+import { simulateProcessExit } from "../../providers/portable/runner.js";
 import {
   IdempotencyConflictError,
   JobNotFoundError,
@@ -68,8 +68,8 @@ async function runUntilStalled(job: ResearchJob, reached: Promise<void>) {
   const ref = JSON.parse(JSON.stringify(job.toRef())) as JobRef;
   job.abort();
   await pump;
-  // The runner lets go of the job once its in-flight call is aborted.
-  await vi.waitFor(() => expect(activeRunnerCount()).toBe(0));
+  // abort() alone leaves the loop running (as a remote job would); the process dies here.
+  await simulateProcessExit();
   return { events, ref };
 }
 
@@ -127,6 +127,26 @@ describe("portable durability", () => {
     } finally {
       await remove();
     }
+  });
+
+  it("abort() only stops the stream: the job runs on in the process, and get() and attach see it finish", async () => {
+    const store = createMemoryStore();
+    const chat = scriptedChat({ check: supportAll });
+    server.use(chat.handler);
+    const client = portableClient({
+      search: scriptedSearch().backend,
+      fetcher: scriptedFetcher().fetcher,
+      store,
+    });
+    const job = client.research.start({ model: MODEL, query: QUERY });
+    for await (const event of job) if (event.type === "created") break;
+    const ref = job.toRef();
+    await vi.waitFor(async () => expect((await client.research.get(ref)).status).toBe("completed"));
+    const snapshot = await client.research.get(ref);
+    expect(snapshot.report).toMatch(/^# /);
+    expect(chat.calls.map((c) => c.task)).toEqual(["plan", "extract", "check", "write"]);
+    const attached = client.research.attach(ref);
+    expect((await attached.result()).report).toBe(snapshot.report);
   });
 
   it("keeps its original deadline across a restart: past it, attach renders a partial report with no new call", async () => {
@@ -265,8 +285,8 @@ describe("portable durability", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
     expect((await store.getJob(job.id!))?.cancelRequestedAt).toBeDefined();
 
-    // Another client attaches: the stored log ends cancelled; nothing runs again.
-    await vi.waitFor(() => expect(activeRunnerCount()).toBe(0));
+    // Another process attaches: the stored log ends cancelled; nothing runs again.
+    await simulateProcessExit();
     const calls = chat.count();
     const other = portableClient({
       search: scriptedSearch().backend,
