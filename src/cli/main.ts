@@ -40,6 +40,7 @@ function readRef(path: string | undefined): unknown {
 
 async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?: string }): Promise<number> {
   const progress = new Progress();
+  let lastLine = "";
   let refWritten = false;
   const record = flags.record;
   if (record) writeFileSync(record, "");
@@ -58,7 +59,13 @@ async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?
     if (event.type === "text") io.stdout(event.delta);
     if (event.type === "created") io.stderr(`job ${event.jobId} (${event.model})\n`);
     if (event.type === "error") io.stderr(`\nerror ${event.error.code}: ${event.error.message}\n`);
-    if (progress.update(event)) io.stderr(io.isTTY ? `\r\x1b[2K${progress.line()}` : `${progress.line()}\n`);
+    if (progress.update(event)) {
+      const line = progress.line();
+      // Rewrite one line on a terminal; in a log, write only lines that say something new.
+      if (io.isTTY) io.stderr(`\r\x1b[2K${line}`);
+      else if (line !== lastLine) io.stderr(`${line}\n`);
+      lastLine = line;
+    }
   }
   if (io.isTTY && !flags.json) io.stderr("\n");
   const result = await job
