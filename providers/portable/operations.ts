@@ -24,6 +24,11 @@ export interface Budget {
   deadlineMs: number;
 }
 
+/**
+ * Budgets of a portable job when the request sets none (DESIGN §10). Shared by every
+ * branch of the job; requests may raise them to at most 30 model calls, 20 searches,
+ * 40 fetches, parallelism 4 and a 900 s deadline (counted from slot admission).
+ */
 export const defaultBudget: Budget = {
   modelCalls: 8,
   searches: 6,

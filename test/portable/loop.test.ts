@@ -476,6 +476,32 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     });
   });
 
+  it("talks to OpenAI's own endpoint with its key, max_completion_tokens and JSON mode", async () => {
+    const chat = scriptedChat({}, "https://api.openai.com/v1");
+    server.use(chat.handler);
+    const client = new Sonde({
+      env: { OPENAI_API_KEY: "sk-proj-test-0123456789abcdef" },
+      openai: { organization: "org-test" },
+      portable: {
+        search: scriptedSearch().backend,
+        fetcher: scriptedFetcher().fetcher,
+        store: createMemoryStore(),
+      },
+      retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 10 },
+    });
+    const job = client.research.start({ model: "portable:openai/gpt-5-mini", query: QUERY });
+    expect((await job.result()).status).toBe("completed");
+    const [first] = chat.calls;
+    expect(first!.body).toMatchObject({
+      model: "gpt-5-mini",
+      max_completion_tokens: 4096,
+      response_format: { type: "json_object" },
+    });
+    expect(first!.body.max_tokens).toBeUndefined();
+    expect(first!.headers.get("authorization")).toBe("Bearer sk-proj-test-0123456789abcdef");
+    expect(first!.headers.get("openai-organization")).toBe("org-test");
+  });
+
   it("ignores a wire event it does not know, with a debug log", () => {
     const logged: string[] = [];
     const logger = { debug: (m: string) => logged.push(m), info() {}, warn() {}, error() {} };
