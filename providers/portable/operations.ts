@@ -58,6 +58,8 @@ export interface OperationsOptions {
   signal: AbortSignal;
   /** Aborted when the deadline passes. */
   deadline: AbortSignal;
+  /** Throws (the cancel reason) when a cancellation was stored since the job started. */
+  checkCancelled?: () => Promise<void>;
 }
 
 /**
@@ -128,8 +130,16 @@ export class Operations {
       if (deadline.aborted || clock().getTime() >= deadlineAt) throw new DeadlineReached();
     }
     // Counted whether made now or replayed, so a re-run takes the same budget decisions.
+    // Reserved before any await, so that parallel branches never overdraw the budget.
     this.used[kind]++;
     if (stored) return this.#account(stored) as Outcome<T>;
+    try {
+      // Another process may have stored a cancellation: honour it before spending.
+      await this.#options.checkCancelled?.();
+    } catch (error) {
+      this.used[kind]--;
+      throw error;
+    }
     let receipt: Receipt;
     try {
       const value = await call(AbortSignal.any([signal, deadline]));

@@ -154,12 +154,17 @@ export class JobRunner {
     const before = terminalStatusOf(this.#events);
     if (before) return { outcome: "already-terminal", finalStatus: before };
     await this.#updateRecord({ cancelRequestedAt: this.#options.clock().toISOString() });
-    if (this.#run) {
-      this.#controller?.abort(CANCEL);
-      await this.#run;
-    } else {
-      await this.#finish("cancelled");
+    if (!this.#run) {
+      // Another process may be running it (a shared store): it stops at its next call.
+      // A job no process runs ends cancelled when it is next attached.
+      return {
+        outcome: "pending",
+        detail:
+          "The cancellation is stored. The process running this job stops it before its next call; a job no process is running ends cancelled when it is next attached.",
+      };
     }
+    this.#controller?.abort(CANCEL);
+    await this.#run;
     const after = terminalStatusOf(this.#events);
     if (after === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
     if (after) {
@@ -171,7 +176,7 @@ export class JobRunner {
     }
     return {
       outcome: "pending",
-      detail: "The cancellation is stored; the job will end cancelled when it next runs.",
+      detail: "The cancellation is stored; the job ends cancelled when it is next attached.",
     };
   }
 
@@ -227,10 +232,13 @@ export class JobRunner {
     return step;
   };
 
+  /** Read-modify-write of the stored record, so a field another process wrote is kept. */
   #updateRecord(patch: Partial<JobRecord>): Promise<void> {
+    const { store, jobId } = this.#options;
     const step = this.#writingRecord.then(async () => {
-      const record = { ...this.#record!, ...patch };
-      await storeCall(() => this.#options.store.putJob(record));
+      const current = (await storeCall(() => store.getJob(jobId))) ?? this.#record!;
+      const record = { ...current, ...patch };
+      await storeCall(() => store.putJob(record));
       this.#record = record;
     });
     this.#writingRecord = step.catch(() => {});
@@ -264,6 +272,10 @@ export class JobRunner {
           deadlineAt: new Date(admitted.getTime() + budget.deadlineMs).toISOString(),
         });
       }
+      if (this.#record!.cancelRequestedAt) {
+        await this.#finish("cancelled");
+        return;
+      }
       const deadlineAt = Date.parse(this.#record!.deadlineAt!);
       await this.#emit("status:running", { type: "status", status: "running" });
       const deadline = new AbortController();
@@ -278,6 +290,11 @@ export class JobRunner {
         deadlineAt,
         signal,
         deadline: deadline.signal,
+        checkCancelled: async () => {
+          const stored = await storeCall(() => store.getJob(jobId));
+          if (stored?.cancelRequestedAt && !signal.aborted) this.#controller?.abort(CANCEL);
+          if (signal.aborted) throw signal.reason;
+        },
       });
       const engine = this.#options.engine(this.#record!);
       const end = await runLoop({

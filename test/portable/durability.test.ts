@@ -304,6 +304,37 @@ describe("portable durability", () => {
     });
   });
 
+  it("stops a job running in another worker on a shared store before its next call", async () => {
+    const shared = createMemoryStore();
+    // The same storage as seen from a second worker process.
+    const elsewhere: JobStore = { ...shared, id: "memory:other-worker" };
+    const { chat, stall } = stallingAtCheck();
+    server.use(chat.handler);
+    const worker = portableClient({
+      search: scriptedSearch().backend,
+      fetcher: scriptedFetcher().fetcher,
+      store: shared,
+    });
+    const job = worker.research.start({ model: MODEL, query: QUERY });
+    const done = collect(job);
+    await stall.reached;
+    await vi.waitFor(() => expect(job.id).toBeDefined());
+
+    const other = portableClient({
+      search: scriptedSearch().backend,
+      fetcher: scriptedFetcher().fetcher,
+      store: elsewhere,
+    });
+    const outcome = await other.research.cancel(job.toRef());
+    expect(outcome.outcome).toBe("pending");
+    expect(outcome.detail).toContain("stops it before its next call");
+
+    stall.open(); // the check in flight finishes; the write is never sent
+    const events = await done;
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "cancelled" });
+    expect(chat.calls.map((c) => c.task)).toEqual(["plan", "extract", "check"]);
+  });
+
   it("ends a job cancelled when its stored intent outlived the process that wrote it", async () => {
     const store = createMemoryStore();
     const { chat, stall } = stallingAtCheck();
