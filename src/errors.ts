@@ -276,3 +276,31 @@ export class JobAbortedError extends SondeError {
     this.reason = reason;
   }
 }
+
+/**
+ * The typed error for a failure the provider reported inside the job (an `error`
+ * event) rather than as an HTTP status: quota, rate and auth codes get their own
+ * classes, anything else is a `ProviderJobError` carrying the provider's code.
+ */
+export function errorFromReport(
+  provider: ProviderName,
+  report: { code: string; message: string; status?: number | undefined },
+): SondeError {
+  const code = report.code.toLowerCase();
+  const options = { provider, ...(report.status !== undefined && { status: report.status }) };
+  const message = `${provider}: ${report.message} (${report.code})`;
+  if (report.status === 402 || /insufficient_quota|insufficient_credit|billing|payment_required/.test(code)) {
+    return new InsufficientCreditError(message, options);
+  }
+  if (report.status === 429 || /rate_limit|resource_exhausted|too_many_requests/.test(code)) {
+    return new RateLimitError(message, options);
+  }
+  if (
+    report.status === 401 ||
+    report.status === 403 ||
+    /invalid_api_key|unauthenticated|permission_denied|unauthorized/.test(code)
+  ) {
+    return new AuthenticationError(message, options);
+  }
+  return new ProviderJobError(report.code, report.message, options);
+}

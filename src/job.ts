@@ -2,6 +2,7 @@ import type { Pricing } from "../catalog/schema.js";
 import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
+  errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
   ProviderJobError,
@@ -433,13 +434,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     result.status = status;
     result.jobId = this.#id;
     if (status === "failed" || this.#failure) {
+      const reported = result.errors.at(-1);
       const error =
         this.#failure ??
-        new ProviderJobError(
-          result.errors.at(-1)?.code ?? "job_failed",
-          result.errors.at(-1)?.message ?? `The ${this.#init.provider} job failed.`,
-          { provider: this.#init.provider },
-        );
+        (reported
+          ? errorFromReport(this.#init.provider, reported)
+          : new ProviderJobError("job_failed", `The ${this.#init.provider} job failed.`, {
+              provider: this.#init.provider,
+            }));
       (error as SondeError & { partial?: ResearchResult }).partial = result;
       this.#settle.reject(error);
     } else {

@@ -4,6 +4,7 @@
  * provider's wire format, for tests one level lower (your own fetch, proxies).
  */
 
+export type { PortableMockOptions } from "../../providers/portable/testing.js";
 export { providerHandlers } from "./handlers.js";
 export {
   clearMocks,

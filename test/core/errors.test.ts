@@ -37,3 +37,26 @@ describe("errors", () => {
     expect(redact("key=AIzaSyA1234567890abcdefghijklmnop")).toBe("key=[redacted]");
   });
 });
+
+describe("errorFromReport", () => {
+  it("gives in-stream failures the same typed class as the matching HTTP status", () => {
+    const quota = errors.errorFromReport("openai", {
+      code: "insufficient_quota",
+      message: "You exceeded your quota",
+    });
+    expect(errors.InsufficientCreditError.isInstance(quota)).toBe(true);
+    const rate = errors.errorFromReport("gemini", { code: "RESOURCE_EXHAUSTED", message: "slow down" });
+    expect(errors.RateLimitError.isInstance(rate)).toBe(true);
+    const auth = errors.errorFromReport("openrouter", { code: "401", message: "No auth", status: 401 });
+    expect(errors.AuthenticationError.isInstance(auth)).toBe(true);
+    const other = errors.errorFromReport("openai", {
+      code: "vector_store_timeout",
+      message: "vector store timed out",
+    });
+    expect(other).toMatchObject({
+      name: "ProviderJobError",
+      code: "vector_store_timeout",
+      provider: "openai",
+    });
+  });
+});
