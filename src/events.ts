@@ -133,7 +133,7 @@ export const ResearchEvent = z.discriminatedUnion("type", [
 export type ResearchEvent = z.infer<typeof ResearchEvent>;
 export type ResearchEventType = ResearchEvent["type"];
 
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** An event before the core numbers it. */
 export type UnsequencedEvent = DistributiveOmit<ResearchEvent, "seq">;

@@ -1,11 +1,18 @@
 export type { ModelFilter, ModelInfo } from "../catalog/index.js";
 export type { ResearchResult } from "./aggregate.js";
 export { normalizeUrl } from "./aggregate.js";
-export { Sonde, type SondeOptions } from "./client.js";
+export {
+  type OpenAISettings,
+  type OpenRouterSettings,
+  type PerplexitySettings,
+  type PortableSettings,
+  Sonde,
+  type SondeOptions,
+} from "./client.js";
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
 export * from "./events.js";
-export { ResearchJob } from "./job.js";
+export { type JobInit, ResearchJob } from "./job.js";
 export {
   type CancelOutcome,
   type CancelReport,
@@ -25,5 +32,5 @@ export {
   type WireEvent,
 } from "./provider.js";
 export { JobRef, parseRef } from "./ref.js";
-export { ResearchRequest, type ToolSpec } from "./request.js";
+export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";
 export type { AttachOptions, ResearchNamespace } from "./research.js";

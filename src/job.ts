@@ -63,7 +63,7 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-/** Internal: what a job needs from the client. */
+/** @internal What a job needs from the client (jobs are made by `client.research`). */
 export interface JobInit {
   provider: ProviderName;
   /** Catalog id, `provider:model`. */

@@ -5,7 +5,7 @@
  */
 
 export type { PortableMockOptions } from "../../providers/portable/testing.js";
-export { providerHandlers } from "./handlers.js";
+export { type HandlerFactory, providerHandlers } from "./handlers.js";
 export {
   clearMocks,
   type MockBuilder,
