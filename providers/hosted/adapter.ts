@@ -29,8 +29,8 @@ import {
   type HttpFailure,
   submitOnce,
 } from "../../src/transport/http.js";
-import { getJson, pollUntilTerminal } from "../../src/transport/poll.js";
-import { FINAL, finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
+import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
+import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
 import { Invocation, Job } from "./wire.js";
 
@@ -152,7 +152,7 @@ class HostedSession implements EngineSession {
       yield { data: raw };
     }
     const target = pollTarget(this.#context, this.#jobId, this.#pollUrl);
-    for await (const snapshot of pollUntilTerminal({
+    yield* pollWire({
       provider: "hosted",
       fetch: (s) => pollOnce(http, target, this.#context, s),
       isTerminal: isTerminalJob,
@@ -160,9 +160,7 @@ class HostedSession implements EngineSession {
       signal,
       // Right after the invoke, give the job a moment; an attach or a reconnect looks at once.
       immediate: !justInvoked,
-    })) {
-      yield isTerminalJob(snapshot) ? { cursor: FINAL, data: snapshot } : { data: snapshot };
-    }
+    });
   }
 
   async #invoke(http: KyInstance, signal: AbortSignal): Promise<{ invocation: Invocation; raw: unknown }> {

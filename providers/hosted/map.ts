@@ -7,10 +7,10 @@
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation, JobStatus } from "../../src/events.js";
 import type { Logger, MappedEvent, WireEvent } from "../../src/provider.js";
+import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { ErrorDetail, HostedCitation, Invocation, Job, Result } from "./wire.js";
 
 /** Cursor of the terminal snapshot's batch, so a ref taken inside it resumes at the right event. */
-export const FINAL = "final";
 
 export function statusOf(status: string | undefined): JobStatus | undefined {
   switch (status) {
@@ -118,7 +118,7 @@ export class JobMapper {
   }
 
   map(wire: WireEvent): MappedEvent[] {
-    if (wire.cursor === FINAL) return finalEvents(wire.data);
+    if (wire.cursor === FINAL_CURSOR) return finalEvents(wire.data);
     const events: MappedEvent[] = [];
     if (this.#options.emitCreated && !this.#created) {
       const invocation = Invocation.safeParse(wire.data);
@@ -140,7 +140,7 @@ export class JobMapper {
     const status = statusOf(parsed.data.status);
     if (status === undefined)
       this.#options.logger.debug("hosted: unknown job status", { status: parsed.data.status });
-    // A terminal snapshot arrives again as the FINAL batch; here only progress counts.
+    // A terminal snapshot arrives again as the final batch; here only progress counts.
     if (status === undefined || status === "queued" || status === "running") {
       const reservedUSD = parsed.data.estimated_cost_usd ?? this.#options.reservedUSD();
       events.push({

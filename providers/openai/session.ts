@@ -16,15 +16,12 @@ import type {
   WireEvent,
 } from "../../src/provider.js";
 import { submitOnce } from "../../src/transport/http.js";
-import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseRetryAfter } from "../../src/transport/retry.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
 import { type EmittedCounts, ResponseMapper } from "./map.js";
 import { isTerminalWireStatus, terminalEventTypes, WireResponse } from "./wire.js";
-
-/** The cursor of a poll-only job's final snapshot, so a ref taken after it suppresses what was delivered. */
-export const FINAL_CURSOR = "final";
 
 /** Streams that end cleanly without a terminal event before Sonde polls instead. */
 const MAX_EARLY_ENDS = 2;

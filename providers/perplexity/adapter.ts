@@ -24,8 +24,8 @@ import type {
 import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { createHttpClient, type HttpFailure, toTransportError } from "../../src/transport/http.js";
-import { getJson, pollUntilTerminal } from "../../src/transport/poll.js";
-import { FINAL, finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
+import { FINAL_CURSOR, getJson, pollWire } from "../../src/transport/poll.js";
+import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { submitBody } from "./request.js";
 import { AsyncJob } from "./wire.js";
 
@@ -105,12 +105,12 @@ class PerplexitySession implements EngineSession {
       justSubmitted = true;
       yield { data: submitted.raw };
       if (isTerminalJob(submitted.raw)) {
-        yield { cursor: FINAL, data: submitted.raw };
+        yield { cursor: FINAL_CURSOR, data: submitted.raw };
         return;
       }
     }
     const path = `${asyncPath(this.#context)}/${encodeURIComponent(this.#jobId)}`;
-    for await (const snapshot of pollUntilTerminal({
+    yield* pollWire({
       provider: "perplexity",
       fetch: (s) => pollOnce(http, path, this.#context, s),
       isTerminal: isTerminalJob,
@@ -118,9 +118,7 @@ class PerplexitySession implements EngineSession {
       signal,
       // Right after a submit, give the job a moment; an attach or a reconnect looks at once.
       immediate: !justSubmitted,
-    })) {
-      yield isTerminalJob(snapshot) ? { cursor: FINAL, data: snapshot } : { data: snapshot };
-    }
+    });
   }
 
   /**

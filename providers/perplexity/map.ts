@@ -7,10 +7,10 @@
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation, JobStatus } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
+import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { AsyncJob, CompletionResponse, type CompletionUsage, ReasoningStep, SearchResult } from "./wire.js";
 
 /** Cursor of the terminal snapshot's batch, so a ref taken inside it resumes at the right event. */
-export const FINAL = "final";
 
 export function statusOf(status: string | undefined): JobStatus | undefined {
   switch (status) {
@@ -181,7 +181,7 @@ export class JobMapper {
       return [];
     }
     const job = parsed.data;
-    if (wire.cursor === FINAL) return finalEvents(job, this.#options);
+    if (wire.cursor === FINAL_CURSOR) return finalEvents(job, this.#options);
     const events: MappedEvent[] = [];
     if (this.#options.emitCreated && !this.#created) {
       this.#created = true;
@@ -190,7 +190,7 @@ export class JobMapper {
     const status = statusOf(job.status);
     if (status === undefined)
       this.#options.logger.debug("perplexity: unknown job status", { status: job.status });
-    // A terminal snapshot arrives again as the FINAL batch; here only progress counts.
+    // A terminal snapshot arrives again as the final batch; here only progress counts.
     if (status !== "completed" && status !== "failed")
       events.push({ type: "status", status: status ?? "running" });
     return events;

@@ -1,6 +1,6 @@
 import type { KyInstance } from "ky";
 import type { ProviderName } from "../events.js";
-import type { RetryPolicy } from "../provider.js";
+import type { RetryPolicy, WireEvent } from "../provider.js";
 import { toTransportError } from "./http.js";
 import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
 
@@ -60,5 +60,19 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
     retryAfterMs = snapshot.retryAfterMs;
     yield snapshot.value;
     if (options.isTerminal(snapshot.value)) return;
+  }
+}
+
+/**
+ * The cursor of a poll-only job's terminal snapshot. Poll snapshots have no resume
+ * token of their own; giving the final one a fixed cursor lets a ref taken while its
+ * events were being delivered (cursor + cursorOffset) resume exactly after them.
+ */
+export const FINAL_CURSOR = "final";
+
+/** `pollUntilTerminal` as wire events: heartbeats without a cursor, the terminal snapshot under `FINAL_CURSOR`. */
+export async function* pollWire<T>(options: PollOptions<T>): AsyncGenerator<WireEvent> {
+  for await (const snapshot of pollUntilTerminal(options)) {
+    yield options.isTerminal(snapshot) ? { cursor: FINAL_CURSOR, data: snapshot } : { data: snapshot };
   }
 }
