@@ -90,3 +90,30 @@ describe("writeBrief", () => {
     await expect(job.result()).rejects.toMatchObject({ code: "server_error" });
   });
 });
+
+describe("a mock that matches nothing", () => {
+  afterEach(() => clearMocks());
+
+  it("leaves the request to the real engine (here, msw speaking OpenAI's wire format)", async () => {
+    const { setupServer } = await import("msw/node");
+    const { providerHandlers } = await import("sonde/testing");
+    const server = setupServer(
+      ...providerHandlers.openai({ baseURL: "https://openai.test/v1", report: "From the engine itself." }),
+    );
+    server.listen({ onUnhandledFrame: "error" });
+    try {
+      const mock = mockResearch("From the mock.").whenQueryContains("battery").register();
+      const client = new Sonde({
+        openai: { apiKey: "sk-test-not-used", baseURL: "https://openai.test/v1" },
+        retry: { attempts: 2, minDelayMs: 1, maxDelayMs: 5 },
+      });
+      const result = await client.research
+        .start({ model: "openai:gpt-5.5-pro", query: "solar subsidies" })
+        .result();
+      expect(result.report).toBe("From the engine itself.");
+      expect(mock.calls).toEqual([]);
+    } finally {
+      server.close();
+    }
+  });
+});
