@@ -120,6 +120,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #suppress: Suppression | undefined;
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #detach: () => void = () => {};
   readonly #result: Promise<ResearchResult>;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
 
@@ -147,7 +148,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const signal = init.signal;
     if (signal) {
       if (signal.aborted) this.abort(signal.reason);
-      else signal.addEventListener("abort", () => this.abort(signal.reason), { once: true });
+      else {
+        // Removed when the job ends, so one long-lived signal shared by many jobs does not pin them.
+        const onAbort = () => this.abort(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        this.#detach = () => signal.removeEventListener("abort", onAbort);
+      }
     }
   }
 
@@ -417,6 +423,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       }
     } finally {
       clearTimeout(this.#timer);
+      this.#detach();
       if (finalStatus === undefined && !this.#controller.signal.aborted) {
         // The consumer stopped iterating: tear down the transport, leave the job attachable.
         this.#controller.abort(new JobAbortedError("aborted", "the event stream was closed by its consumer"));

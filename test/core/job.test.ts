@@ -200,4 +200,30 @@ describe("ResearchJob delivery", () => {
     expect(error.code).toBe("server_error");
     expect(error.partial.report).toBe("w0 w1 ");
   });
+
+  it("the request's signal aborts like abort(); timeoutMs expiry rejects with code timeout", async () => {
+    const controller = new AbortController();
+    const slow = (): EngineSession => {
+      const session = fakeSession({ events: script(50) });
+      const connect = session.connect.bind(session);
+      return Object.assign(session, {
+        async *connect(options: Parameters<EngineSession["connect"]>[0]) {
+          for await (const wire of connect(options)) {
+            await new Promise((r) => setTimeout(r, 5));
+            yield wire;
+          }
+        },
+      });
+    };
+    const aborted = job(slow(), { signal: controller.signal });
+    setTimeout(() => controller.abort("navigated away"), 20);
+    const error = await aborted.result().catch((e) => e);
+    expect(JobAbortedError.isInstance(error) && error.code).toBe("aborted");
+    expect((error as JobAbortedError).reason).toBe("navigated away");
+
+    const late = await job(slow(), { timeoutMs: 30 })
+      .result()
+      .catch((e) => e);
+    expect(JobAbortedError.isInstance(late) && late.code).toBe("timeout");
+  });
 });
