@@ -159,7 +159,11 @@ class PerplexitySession implements EngineSession {
   }
 
   resumeState(): Record<string, unknown> {
-    return this.#init.idempotencyKey === undefined ? {} : { idempotencyKey: this.#init.idempotencyKey };
+    return {
+      ...(this.#init.idempotencyKey !== undefined && { idempotencyKey: this.#init.idempotencyKey }),
+      // The final batch is replayed on attach; it must map to the same events, or offsets shift.
+      ...(!this.#init.includeThinking && { includeThinking: false }),
+    };
   }
 }
 
@@ -195,7 +199,7 @@ export const perplexityAdapter: ResearchAdapter = {
         jobId: ref.jobId,
         idempotencyKey: typeof key === "string" ? key : undefined,
         model: ref.model,
-        includeThinking: true,
+        includeThinking: ref.resume.includeThinking !== false,
       },
       context,
     );

@@ -281,6 +281,37 @@ describe("perplexity async: refs, attach, get, cancel", () => {
     }
   });
 
+  it("a job started with reasoning.includeThinking: false keeps it across attach: no thinking appears and no event is delivered twice", async () => {
+    const { exchanges } = transcript("perplexity", "async-completed.json");
+    const request = { model, query, reasoning: { includeThinking: false } };
+    replay(server, BASE, exchanges);
+    const uninterrupted = await collect(client().research.start(request));
+    server.resetHandlers();
+    const strip = (e: ResearchEvent) => ({ ...e, seq: 0 });
+    const finalBatch = uninterrupted.filter((e) => e.cursor === "final");
+    expect(finalBatch.some((e) => e.type === "thinking")).toBe(false);
+
+    replay(server, BASE, exchanges);
+    const sonde = client();
+    const job = sonde.research.start(request);
+    const before: ResearchEvent[] = [];
+    let ref: JobRef | undefined;
+    for await (const event of job) {
+      before.push(event);
+      if (event.type === "citation") {
+        ref = JSON.parse(JSON.stringify(job.toRef()));
+        break;
+      }
+    }
+    server.resetHandlers();
+    replay(server, BASE, [exchanges[2]!]);
+    const attached = sonde.research.attach(ref!);
+    const after = await collect(attached);
+    expect(after.some((e) => e.type === "thinking")).toBe(false);
+    const delivered = [...before.filter((e) => e.cursor === "final"), ...after.slice(0, -1)];
+    expect(delivered.map(strip)).toEqual(finalBatch.map(strip));
+  });
+
   it("get(ref) is one poll: running while in progress, then the report, citations and charge", async () => {
     const { exchanges } = transcript("perplexity", "async-completed.json");
     const jobId = "3f0c1d5e-8a44-4c1e-9d0b-2b6f0c4e9a11";
