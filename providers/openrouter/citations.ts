@@ -29,19 +29,37 @@ export class CitationTracker {
   /** Once an upstream gives real positions, inline markers are left alone. */
   #positioned = false;
 
+  /** A marker was seen before the source it numbers (e.g. in the chunk that brought the source). */
+  #unresolved = false;
+  /** Sources were added to the numbering since the last scan. */
+  #renumbered = false;
+
   /** Appends report text; returns citations placed by markers it completed. */
   appendText(delta: string): Citation[] {
     this.#report += delta;
     this.#codePoints += delta.length - (delta.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
     if (this.#positioned) return [];
+    return this.#scan(this.#scanFrom);
+  }
+
+  /** Places markers that arrived before the annotation or list entry they number; call after adding sources. */
+  placeEarlierMarkers(): Citation[] {
+    if (this.#positioned || !this.#unresolved || !this.#renumbered) return [];
+    this.#renumbered = false;
+    this.#unresolved = false;
+    return this.#scan(0);
+  }
+
+  #scan(from: number): Citation[] {
     const numbered = this.#listed ?? this.#annotationOrder;
     const found: Citation[] = [];
-    MARKER.lastIndex = this.#scanFrom;
-    let end = this.#scanFrom;
+    MARKER.lastIndex = from;
+    let end = from;
     for (let match = MARKER.exec(this.#report); match; match = MARKER.exec(this.#report)) {
       end = match.index + match[0].length;
       const n = Number(match[1]);
       const url = numbered[n - 1];
+      if (!url) this.#unresolved = true;
       if (!url || this.#markersDone.has(n)) continue;
       this.#markersDone.add(n);
       const key = normalizeUrl(url);
@@ -61,8 +79,10 @@ export class CitationTracker {
     // start = end = 0 is how Perplexity says "no position".
     const hasPosition = end > start && start >= 0;
     const key = normalizeUrl(value.url);
-    if (!this.#annotationOrder.some((url) => normalizeUrl(url) === key))
+    if (!this.#annotationOrder.some((url) => normalizeUrl(url) === key)) {
       this.#annotationOrder.push(value.url);
+      this.#renumbered = true;
+    }
     const known = this.#seen.get(key);
     if (known === true || (known === false && !hasPosition)) return undefined;
     const citation: Citation = { url: value.url };
@@ -83,7 +103,11 @@ export class CitationTracker {
 
   /** A top-level `citations` list (the full list, possibly repeated on every chunk). */
   list(urls: readonly string[]): Citation[] {
-    this.#listed = [...urls];
+    const listed = this.#listed;
+    if (!listed || listed.length !== urls.length || urls.some((url, i) => url !== listed[i])) {
+      this.#listed = [...urls];
+      this.#renumbered = true;
+    }
     const added: Citation[] = [];
     for (const url of urls) {
       const key = normalizeUrl(url);

@@ -87,6 +87,8 @@ export class ChunkMapper {
     }
     for (const citation of chunk.citations ? this.#citations.list(chunk.citations) : [])
       events.push({ type: "citation", citation });
+    // Markers in this chunk's text (or earlier) may number sources that only arrived with it.
+    for (const citation of this.#citations.placeEarlierMarkers()) events.push({ type: "citation", citation });
     if (chunk.usage) {
       this.#usageSeen = true;
       events.push({ type: "usage", usage: this.#usage(chunk.usage) });

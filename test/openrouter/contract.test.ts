@@ -276,6 +276,66 @@ describe("openrouter: streamed research", () => {
     expect(posts).toBe(2);
   });
 
+  it("places [n] markers that arrive in the same chunk as the annotations or the citations list they number", async () => {
+    const chunk = (delta: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "gen-same", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+    const annotation = (url: string) => ({
+      type: "url_citation",
+      url_citation: { url, title: url.slice(8), start_index: 0, end_index: 0 },
+    });
+    const end =
+      'data: {"id":"gen-same","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.001}}\n\n' +
+      "data: [DONE]\n\n";
+    serve(
+      chunk({
+        content: "Duties moved to 2027 [1]; thresholds slipped [2].",
+        annotations: [annotation("https://example.org/a"), annotation("https://example.com/b")],
+      }) + end,
+    );
+    const viaAnnotations = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result();
+    const report = "Duties moved to 2027 [1]; thresholds slipped [2].";
+    expect(viaAnnotations.report).toBe(report);
+    expect(viaAnnotations.citations).toEqual([
+      {
+        url: "https://example.org/a",
+        title: "example.org/a",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: "https://example.com/b",
+        title: "example.com/b",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+
+    server.resetHandlers();
+    serve(
+      chunk(
+        { content: "Duties moved to 2027 [1]; thresholds slipped [2]." },
+        { citations: ["https://example.org/a", "https://example.com/b"] },
+      ) + end,
+    );
+    const viaList = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result();
+    expect(viaList.citations).toEqual([
+      {
+        url: "https://example.org/a",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: "https://example.com/b",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+  });
+
   it("ignores chunks and annotation kinds it does not know, without failing the job", async () => {
     const sse =
       ": OPENROUTER PROCESSING\n\n" +
