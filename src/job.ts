@@ -337,6 +337,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#startClock();
     const signal = this.#controller.signal;
     let finalStatus: JobStatus | undefined;
+    // The closing events (a failure or cancel report, then `done`) are numbered and the result
+    // settled before any of them is yielded: a consumer that stops at one of them (`break` on
+    // `done` or `error`) must not leave `result()` pending forever.
+    const tail: ResearchEvent[] = [];
     try {
       // After an attach, replay from the start (so offsets and the result are whole) and
       // suppress delivery up to the ref's position.
@@ -396,9 +400,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         if (charged?.costSource === "provider") {
           // The provider's charge for the cancelled job (work already done) is the job's cost.
           this.#usage = { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
-          yield this.#number({ type: "usage", usage: this.#usage, seq: 0 });
+          tail.push(this.#number({ type: "usage", usage: this.#usage, seq: 0 }));
         }
-        if (this.#status !== "cancelled") yield this.#number({ type: "status", status: "cancelled", seq: 0 });
+        if (this.#status !== "cancelled")
+          tail.push(this.#number({ type: "status", status: "cancelled", seq: 0 }));
         this.#status = "cancelled";
       } else if (reason && JobAbortedError.isInstance(reason)) {
         this.#settle.reject(reason);
@@ -408,32 +413,42 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         this.#failure = error;
         const interrupted = StreamInterruptedError.isInstance(error);
         finalStatus = interrupted ? "incomplete" : "failed";
-        yield this.#number({
-          type: "error",
-          seq: 0,
-          error: {
-            code: error.code,
-            message: error.message,
-            // Worth retrying only if attaching the ref later can continue the job.
-            retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
-            ...(error.status !== undefined && { status: error.status }),
-          },
-        });
+        tail.push(
+          this.#number({
+            type: "error",
+            seq: 0,
+            error: {
+              code: error.code,
+              message: error.message,
+              // Worth retrying only if attaching the ref later can continue the job.
+              retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
+              ...(error.status !== undefined && { status: error.status }),
+            },
+          }),
+        );
         this.#status = finalStatus;
       }
     } finally {
       clearTimeout(this.#timer);
       this.#detach();
       if (finalStatus === undefined && !this.#controller.signal.aborted) {
-        // The consumer stopped iterating: tear down the transport, leave the job attachable.
-        this.#controller.abort(new JobAbortedError("aborted", "the event stream was closed by its consumer"));
-        this.#settle.reject(this.#controller.signal.reason);
+        if (this.#terminal) {
+          // The consumer stopped after the terminal status: the job is over, not detached.
+          this.#settleResult(this.#status);
+        } else {
+          // The consumer stopped iterating: tear down the transport, leave the job attachable.
+          this.#controller.abort(
+            new JobAbortedError("aborted", "the event stream was closed by its consumer"),
+          );
+          this.#settle.reject(this.#controller.signal.reason);
+        }
       }
     }
     const status = isTerminal(finalStatus) ? finalStatus : "incomplete";
-    yield this.#number({ type: "done", status, seq: 0 });
+    tail.push(this.#number({ type: "done", status, seq: 0 }));
     this.#terminal = true;
     this.#settleResult(status);
+    yield* tail;
   }
 
   #settleResult(status: JobStatus): void {

@@ -122,6 +122,34 @@ describe("ResearchJob delivery", () => {
     expect((await pending).report).toBe(reportOf(events));
   });
 
+  it("a consumer that stops at done, at a drop's error or at the terminal status still gets result()", async () => {
+    // Settles within 500 ms or fails the test (a pending result() would hang the caller forever).
+    const settled = <T>(promise: Promise<T>) =>
+      Promise.race([
+        promise.then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        ),
+        new Promise<{ pending: true }>((resolve) => setTimeout(() => resolve({ pending: true }), 500)),
+      ]);
+
+    const atDone = job(fakeSession({ events: script(5) }));
+    for await (const event of atDone) if (event.type === "done") break;
+    expect(await settled(atDone.result())).toMatchObject({ value: { status: "completed" } });
+
+    const dropped = job(fakeSession({ events: script(10), dropAfter: [5], resumable: false }));
+    for await (const event of dropped) if (event.type === "error") break;
+    const failure = (await settled(dropped.result())) as { error?: StreamInterruptedError };
+    expect(StreamInterruptedError.isInstance(failure.error)).toBe(true);
+    expect(failure.error?.partial).toMatchObject({ report: "w0 w1 w2 w3 ", status: "incomplete" });
+
+    // The job is over once its terminal status is seen: not "aborted, still running remotely".
+    const atStatus = job(fakeSession({ events: script(5) }));
+    for await (const event of atStatus) if (event.type === "status" && event.status === "completed") break;
+    expect(await settled(atStatus.result())).toMatchObject({ value: { status: "completed" } });
+    expect(await atStatus.cancel()).toMatchObject({ outcome: "already-terminal" });
+  });
+
   it("a second for-await throws StreamConsumedError", async () => {
     const j = job(fakeSession({ events: script(3) }));
     await collect(j);
