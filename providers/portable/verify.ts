@@ -36,8 +36,41 @@ export function checkQuote(quote: string, source: string): QuoteCheck {
       reason: `too short to be evidence (needs ${MIN_QUOTE_WORDS} words, ${MIN_QUOTE_CHARS} characters)`,
     };
   }
-  if (!normalizeText(source).includes(q)) return { ok: false, reason: "not found verbatim in the source" };
-  return { ok: true };
+  const text = normalizeText(source);
+  let found = false;
+  for (let at = text.indexOf(q); at >= 0; at = text.indexOf(q, at + 1)) {
+    if (wholeAt(text, at, at + q.length)) return { ok: true };
+    found = true;
+  }
+  return {
+    ok: false,
+    reason: found
+      ? "found only inside a longer word or number in the source"
+      : "not found verbatim in the source",
+  };
+}
+
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+/** Scripts written without spaces between words: any character boundary is a word boundary. */
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const joined = (a: string | undefined, b: string | undefined) =>
+  a !== undefined && b !== undefined && WORD_CHAR.test(a) && WORD_CHAR.test(b) && !UNSPACED.test(a + b);
+const DIGIT = /\d/;
+
+/**
+ * Whether `text.slice(start, end)` neither starts nor ends inside a word or a number: a
+ * quotation cut from "1,250" as "250", or from "unemployment" as "employment", says
+ * something the source does not.
+ */
+function wholeAt(text: string, start: number, end: number): boolean {
+  const [before, first, last, after] = [text[start - 1], text[start], text[end - 1], text[end]];
+  if (joined(before, first) || joined(last, after)) return false;
+  // Digit groups and decimals: "1,250" and "12.5" are one number.
+  if (first && DIGIT.test(first) && /[.,]/.test(before ?? "") && DIGIT.test(text[start - 2] ?? ""))
+    return false;
+  if (last && DIGIT.test(last) && /[.,]/.test(after ?? "") && DIGIT.test(text[end + 1] ?? "")) return false;
+  return true;
 }
 
 // --- Numbers, units, dates ---

@@ -174,6 +174,39 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     expect(gap?.detail).toContain("not found verbatim in the source");
   });
 
+  it("rejects a quotation cut out of the middle of a number or word, which would change what the source says", async () => {
+    // "250 bicycle commuters per weekday." is a substring of "... of 1,250 bicycle commuters per weekday."
+    const CUT = "250 bicycle commuters per weekday. In 2023 the same counter recorded";
+    const { chat, client } = setup({
+      extract: (call) => ({
+        findings: [
+          {
+            source: sourceId(call, "1,250"),
+            claim: "250 people cycled over the bridge per weekday in 2024.",
+            quote: CUT,
+          },
+          {
+            source: sourceId(call, "1,250"),
+            claim: "In 2023 about 1,000 people cycled over the bridge per weekday.",
+            quote: EXACT_2023,
+          },
+        ],
+      }),
+      check: (call) => ({
+        checks: (call.input.findings as { id: string }[]).map((f) => ({ id: f.id, verdict: "supported" })),
+      }),
+    });
+    const job = client.research.start({ model: MODEL, query: QUERY });
+    const events = await collect(job);
+
+    const checked = chat.calls.find((c) => c.task === "check")!.input.findings as { quote: string }[];
+    expect(checked.map((f) => f.quote)).toEqual([EXACT_2023]);
+    expect(citationsOf(events).map((c) => c.quote)).not.toContain(CUT);
+    const gap = gapsOf(events).find((g) => g.detail.includes("250 bicycle commuters per weekday. In 2023"));
+    expect(gap).toMatchObject({ kind: "missing-evidence" });
+    expect(gap?.detail).toContain("found only inside a longer word or number in the source");
+  });
+
   it("keeps a derived number whose inputs and arithmetic check out and drops one whose arithmetic is wrong", async () => {
     const { client } = setup({
       extract: (call) => ({

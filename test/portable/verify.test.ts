@@ -48,6 +48,24 @@ describe("quotation check", () => {
       reason: "too short to be evidence (needs 5 words, 25 characters)",
     });
   });
+
+  it("rejects a quotation that starts or ends inside a word or number of the source", () => {
+    expect(checkQuote("250 bicycle commuters per weekday. In 2023 the same counter", source)).toEqual({
+      ok: false,
+      reason: "found only inside a longer word or number in the source",
+    });
+    expect(checkQuote("utomatic counter on the river bridge recorded an average", source).ok).toBe(false);
+    expect(checkQuote("the automatic counter on the river bridge recorded an average of 1", source).ok).toBe(
+      false,
+    );
+    // A later, whole occurrence of the same words still counts.
+    expect(
+      checkQuote(
+        "bridge recorded an average of 10 riders",
+        "bridge recorded an average of 100 riders; bridge recorded an average of 10 riders",
+      ).ok,
+    ).toBe(true);
+  });
 });
 
 const quotes = new Map([
