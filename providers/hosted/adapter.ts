@@ -189,6 +189,15 @@ class HostedSession implements EngineSession {
           { provider: "hosted", status: response.status },
         );
       const failure = await failureFromResponse("hosted", response, raw, this.#context.clock);
+      // Only a 503 says the service turned the invoke away; any other 5xx (a gateway's 502/504
+      // above all) may sit in front of a job that was created, so it is never invoked again.
+      if (response.status >= 500 && response.status !== 503)
+        throw new IndeterminateSubmissionError(
+          `hosted ${response.status}: ${failure.message}. The invoke may or may not have started a job, and the ` +
+            "answer named none; Sonde did not invoke again (that could start and bill a second job). " +
+            "Check the service before submitting again.",
+          { provider: "hosted", status: response.status, requestId: failure.requestId },
+        );
       throw classify(failure) ?? errorFromFailure(failure);
     });
   }

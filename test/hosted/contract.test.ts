@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../providers/hosted/testing.js";
 import {
   AuthenticationError,
+  IndeterminateSubmissionError,
   InsufficientCreditError,
   InvalidRequestError,
   type JobRef,
@@ -256,6 +257,26 @@ describe("hosted job API: errors", () => {
     expect((await client().research.start({ model, query }).result()).status).toBe("completed");
     expect(posts).toBe(1);
   });
+
+  for (const status of [500, 502, 504]) {
+    it(`a ${status} on invoke (the job may have been created behind it) is IndeterminateSubmissionError and is not invoked again`, async () => {
+      let posts = 0;
+      server.use(
+        http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () => {
+          posts++;
+          return HttpResponse.json({ error: { message: "Gateway Timeout" } }, { status });
+        }),
+      );
+      const error = await client()
+        .research.start({ model, query })
+        .result()
+        .catch((e: unknown) => e);
+      expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ status, retryable: false });
+      expect((error as Error).message).toMatch(/Gateway Timeout.*did not invoke again/);
+      expect(posts).toBe(1);
+    });
+  }
 
   it("503s that never stop fail with ProviderUnavailableError after the retry budget", async () => {
     const posts = invokeAnswering("503");
