@@ -178,6 +178,10 @@ export function checkDerived(derived: DerivedNumber, quotes: FindingQuotes): Der
       };
     values.set(name, { value, unit, literal: false });
   }
+  // A number computed from literals alone rests on no evidence.
+  const names = derived.formula.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
+  if (!names.some((name) => values.has(name)))
+    return { ok: false, reason: "the formula uses none of its inputs, so nothing checked supports it" };
   let computed: Quantity;
   try {
     computed = evaluate(derived.formula, values);

@@ -207,6 +207,55 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     expect(gap?.detail).toContain("found only inside a longer word or number in the source");
   });
 
+  it("drops a derived number that uses none of its checked inputs", async () => {
+    const { client } = setup({
+      extract: (call) => ({
+        findings: [
+          {
+            source: sourceId(call, "1,250"),
+            claim: "1,250 weekday bicycle commuters in 2024.",
+            quote: EXACT_2024,
+          },
+        ],
+      }),
+      check: (call) => ({
+        checks: (call.input.findings as { id: string }[]).map((f) => ({ id: f.id, verdict: "supported" })),
+      }),
+      write: () => ({
+        title: "Bridge cycling",
+        sections: [
+          {
+            heading: "Growth",
+            paragraphs: [
+              "The counter recorded 1,250 weekday bicycle commuters in 2024 [F1]. Commuting has grown by {N1} since the lane opened [F1]. Half of them, {N2} riders, are students [F1].",
+            ],
+          },
+        ],
+        derived: [
+          { id: "N1", formula: "42", inputs: {}, result: 42, unit: "" },
+          {
+            id: "N2",
+            formula: "1300 / 2",
+            inputs: { a: { finding: "F1", value: 1250 } },
+            result: 650,
+            unit: "",
+          },
+        ],
+      }),
+    });
+    const job = client.research.start({ model: MODEL, query: QUERY });
+    const events = await collect(job);
+    const { report } = await job.result();
+
+    expect(report).toContain("The counter recorded 1,250 weekday bicycle commuters in 2024 [1].");
+    expect(report).not.toContain("42");
+    expect(report).not.toContain("650");
+    for (const id of ["N1", "N2"]) {
+      const gap = gapsOf(events).find((g) => g.detail.includes(`{${id}}`));
+      expect(gap?.detail).toContain("the formula uses none of its inputs");
+    }
+  });
+
   it("keeps a derived number whose inputs and arithmetic check out and drops one whose arithmetic is wrong", async () => {
     const { client } = setup({
       extract: (call) => ({

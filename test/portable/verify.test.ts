@@ -114,6 +114,18 @@ describe("derived number check", () => {
     ).toMatchObject({ ok: true });
   });
 
+  it("rejects a number computed from literals alone, with or without declared inputs", () => {
+    const reason = "the formula uses none of its inputs, so nothing checked supports it";
+    expect(checkDerived(derived({ formula: "42", inputs: {}, result: 42, unit: "" }), quotes)).toEqual({
+      ok: false,
+      reason,
+    });
+    expect(checkDerived(derived({ formula: "(1300 - 1000) / 1000 * 100" }), quotes)).toEqual({
+      ok: false,
+      reason,
+    });
+  });
+
   it("rejects wrong arithmetic (at the stated precision), a value or date not in the quote, and mismatched units", () => {
     expect(checkDerived(derived({ result: 30 }), quotes)).toEqual({
       ok: false,
