@@ -4,7 +4,7 @@
  */
 import type { KyInstance } from "ky";
 import { z } from "zod";
-import { SondeError } from "../../src/errors.js";
+import { InvalidRefError, SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
 import {
   type CancelOutcome,
@@ -74,6 +74,17 @@ const ResumeState = z.object({
   thinking: z.boolean().optional(),
 });
 
+/** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
+function resumeOf(ref: JobRef): z.infer<typeof ResumeState> {
+  const parsed = ResumeState.safeParse(ref.resume);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = ["resume", ...issue.path].join(".");
+    throw new InvalidRefError(field, `Invalid ref: field "${field}": ${issue.message}.`);
+  }
+  return parsed.data;
+}
+
 /**
  * What the ref says was delivered. When it was taken in the middle of a batch
  * (`cursorOffset`), the undelivered tail of that batch is taken off: a batch lists its
@@ -129,7 +140,7 @@ export const geminiAdapter: ResearchAdapter = {
   },
 
   attach(ref, context) {
-    const resume = ResumeState.safeParse(ref.resume).data ?? {};
+    const resume = resumeOf(ref);
     return new GeminiSession({
       context,
       http: clientFor(context),

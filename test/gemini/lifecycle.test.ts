@@ -6,7 +6,7 @@
 import { HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AuthenticationError, JobAbortedError, JobNotFoundError } from "../../src/errors.js";
+import { AuthenticationError, InvalidRefError, JobAbortedError, JobNotFoundError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { JobRef } from "../../src/ref.js";
 import {
@@ -152,6 +152,24 @@ describe("gemini: restart and attach", () => {
     );
     const rest = await collect(client().research.attach(ref));
     expect(reportOf(before) + reportOf(rest)).toBe(reportOf(expected));
+  });
+
+  it("a ref whose resume field was tampered with is refused, naming the field, before anything is sent", async () => {
+    const expected = await baseline();
+    const { ref } = await runUntil(expected.findIndex((e) => e.type === "text") + 2);
+    const { handlers, requests } = geminiServer({ get: () => HttpResponse.json(stored) });
+    server.use(...handlers);
+    // Read as "nothing delivered", this ref would deliver the whole stored report again.
+    const error = (() => {
+      try {
+        client().research.attach({ ...ref, resume: { ...ref.resume, text: "lots" } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(InvalidRefError.isInstance(error)).toBe(true);
+    expect((error as InvalidRefError).field).toBe("resume.text");
+    expect(requests).toHaveLength(0);
   });
 });
 
