@@ -32,9 +32,12 @@ export function isTerminalJob(data: unknown): boolean {
   return parsed.success && (parsed.data.status === "COMPLETED" || parsed.data.status === "FAILED");
 }
 
-/** A leading `<think>…</think>` block is reasoning, not report (perplexity-async.md §2). */
+/**
+ * A leading `<think>…</think>` block is reasoning, not report (perplexity-async.md §2).
+ * An answer cut off (finish_reason length) before `</think>` is all reasoning.
+ */
 export function splitThinking(content: string): { thinking: string | undefined; report: string } {
-  const match = /^\s*<think>([\s\S]*?)<\/think>\s*/.exec(content);
+  const match = /^\s*<think>([\s\S]*?)(?:<\/think>\s*|$)/.exec(content);
   if (!match) return { thinking: undefined, report: content };
   return { thinking: match[1]!.trim(), report: content.slice(match[0].length) };
 }

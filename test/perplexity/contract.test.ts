@@ -164,6 +164,33 @@ describe("perplexity async: submit, poll, report", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
   });
 
+  it("a report cut off (finish_reason length) inside its <think> block puts no reasoning into the report", async () => {
+    const { exchanges } = transcript("perplexity", "async-completed.json");
+    const completed = structuredClone(exchanges[2]!) as {
+      response: {
+        body: { response: { choices: { finish_reason: string; message: { content: string } }[] } };
+      };
+    };
+    const choice = completed.response.body.response.choices[0]!;
+    choice.finish_reason = "length";
+    choice.message.content = "<think>\nI need the 2025 obligations and any postpone";
+    replay(server, BASE, [exchanges[0]!, exchanges[1]!, completed as never]);
+    const job = client().research.start({ model, query, reasoning: { includeThinking: false } });
+    const events = await collect(job);
+    expect(events.some((e) => e.type === "text" || e.type === "thinking")).toBe(false);
+    const result = await job.result();
+    expect(result.report).toBe("");
+    expect(result.status).toBe("incomplete");
+    expect(result.gaps).toEqual([expect.objectContaining({ kind: "budget-exhausted" })]);
+
+    server.resetHandlers();
+    replay(server, BASE, [exchanges[0]!, exchanges[1]!, completed as never]);
+    const withThinking = await collect(client().research.start({ model, query }));
+    expect(withThinking.filter((e) => e.type === "thinking")).toEqual([
+      expect.objectContaining({ delta: "I need the 2025 obligations and any postpone" }),
+    ]);
+  });
+
   it("a FAILED job becomes an error event and a failed job with the provider's reason", async () => {
     replay(server, BASE, transcript("perplexity", "async-failed.json").exchanges);
     const job = client().research.start({ model, query });
