@@ -72,6 +72,7 @@ const ResumeState = z.object({
     })
     .optional(),
   thinking: z.boolean().optional(),
+  ended: z.boolean().optional(),
 });
 
 /** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
@@ -100,7 +101,13 @@ function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPo
     const delivered = Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
     citations -= last.citations - delivered;
   }
-  return { cursor: ref.cursor, text: Math.max(0, text), citations: Math.max(0, citations) };
+  return {
+    cursor: ref.cursor,
+    text: Math.max(0, text),
+    citations: Math.max(0, citations),
+    // Only when the terminal batch was delivered whole; a partly delivered one still has a tail to send.
+    ...(resume.ended && ref.cursorOffset === undefined && { ended: true }),
+  };
 }
 
 async function readInteraction(

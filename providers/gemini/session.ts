@@ -30,6 +30,8 @@ export interface AttachPoint {
   text: number;
   /** Citation events already delivered. */
   citations: number;
+  /** Every event up to the job's end was delivered (the ref was taken on its terminal batch, whole). */
+  ended?: boolean;
 }
 
 export interface SessionInit {
@@ -139,12 +141,19 @@ export class GeminiSession implements EngineSession {
     const attach = this.#init.attach;
     // Until the replay reaches the ref's cursor, what was delivered is what the ref said.
     if (attach?.cursor !== undefined && !this.#pastRef)
-      return { text: attach.text, citations: attach.citations, ...thinking };
+      return {
+        text: attach.text,
+        citations: attach.citations,
+        ...(attach.ended && { ended: true }),
+        ...thinking,
+      };
     const last = this.#mapper.lastBatch;
     return {
       text: this.#mapper.textLength,
       citations: this.#mapper.citationCount,
       ...(last?.cursor !== undefined && { last }),
+      // The mapper stops at the terminal batch, so the ref's cursor is that batch.
+      ...(this.#mapper.terminal && { ended: true }),
       ...thinking,
     };
   }
@@ -336,11 +345,17 @@ export class GeminiSession implements EngineSession {
   /** The stored result, after what an attached job had delivered before its restart. */
   *#final(interaction: WireInteraction, error?: WireError): Generator<GeminiWire> {
     const attach = this.#init.attach;
-    if (attach?.cursor !== undefined && !this.#pastRef)
+    if (attach?.cursor !== undefined && !this.#pastRef) {
       yield {
         data: interaction,
         local: { kind: "catch-up", text: attach.text, citations: attach.citations },
       };
+      if (attach.ended) {
+        // The ending (usage, status) was delivered too: under the ref's cursor, the core suppresses it.
+        yield { cursor: attach.cursor, data: interaction, standIn: true, local: { kind: "snapshot", error } };
+        return;
+      }
+    }
     yield { data: interaction, snapshot: true, local: { kind: "snapshot", error } };
   }
 }

@@ -130,6 +130,28 @@ describe("gemini: restart and attach", () => {
     expect((await attached.result()).report).toBe(reportOf(expected));
   });
 
+  it("attach with a ref taken after the last event before done delivers nothing again, only done", async () => {
+    const expected = await baseline();
+    server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+    const job = client().research.start({ model, query: "q" });
+    let ref: unknown;
+    for await (const event of job) {
+      // What an app does: persist the ref after each event (here, the last one before done).
+      if (event.type !== "done") ref = JSON.parse(JSON.stringify(job.toRef()));
+    }
+    server.resetHandlers();
+    const { handlers } = geminiServer({ get: () => HttpResponse.json(stored) });
+    server.use(...handlers);
+    const attached = client().research.attach(ref);
+    const rest = await collect(attached);
+    expect(rest.map((e) => e.type)).toEqual(["done"]);
+    expect(rest.at(-1)).toMatchObject({ type: "done", status: "completed" });
+    const result = await attached.result();
+    expect(result.report).toBe(reportOf(expected));
+    expect(result.citations).toHaveLength(4);
+    expect(result.usage.searches).toBe(78);
+  });
+
   it("a ref taken after a drop and an automatic resume attaches cleanly too", async () => {
     const expected = await baseline();
     const { handlers } = geminiServer({
