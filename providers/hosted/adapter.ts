@@ -28,6 +28,7 @@ import {
   failureFromResponse,
   type HttpFailure,
   submitOnce,
+  toTransportError,
 } from "../../src/transport/http.js";
 import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
 import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
@@ -284,7 +285,7 @@ export const hostedAdapter: ResearchAdapter = {
     try {
       await http.delete(jobPath(ref.jobId));
     } catch (error) {
-      if (!(SondeError.isInstance(error) && error.status === 409)) throw error;
+      if (!(SondeError.isInstance(error) && error.status === 409)) throw toTransportError(error, "hosted");
       accepted = false;
     }
     let last: unknown;

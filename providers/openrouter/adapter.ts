@@ -30,6 +30,7 @@ import {
   errorFromFailure,
   type HttpFailure,
   submitOnce,
+  toTransportError,
 } from "../../src/transport/http.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE } from "./map.js";
@@ -227,8 +228,13 @@ export const openrouterAdapter: ResearchAdapter = {
 
   async get(ref, context): Promise<SnapshotReport> {
     const http = client(context, true);
-    const response = await http.get("generation", { searchParams: { id: ref.jobId } });
-    const body = await response.json();
+    let body: unknown;
+    try {
+      const response = await http.get("generation", { searchParams: { id: ref.jobId } });
+      body = await response.json();
+    } catch (error) {
+      throw toTransportError(error, "openrouter");
+    }
     const parsed = Generation.safeParse(body);
     if (!parsed.success)
       throw new ProviderUnavailableError("openrouter: unexpected /generation response", {

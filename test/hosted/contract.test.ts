@@ -18,6 +18,7 @@ import {
   RateLimitError,
   type ResearchRequest,
   Sonde,
+  SondeError,
   UnsupportedOptionError,
 } from "../../src/index.js";
 import { collect, fastRetry, replay, transcript } from "../perplexity/helpers.js";
@@ -332,6 +333,15 @@ describe("hosted job API: cancel", () => {
     const second = await sonde.research.cancel(ref());
     expect(second).toMatchObject({ outcome: "already-terminal", finalStatus: "cancelled" });
     expect(seen.map((s) => s.method)).toEqual(["DELETE", "GET", "DELETE", "GET"]);
+  });
+
+  it("a DELETE whose connection fails rejects with a typed SondeError, not a raw fetch error", async () => {
+    server.use(http.delete(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () => HttpResponse.error()));
+    const error = await client()
+      .research.cancel(ref())
+      .catch((e: unknown) => e);
+    expect(SondeError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ provider: "hosted" });
   });
 
   it("the msw handlers enforce one job in flight and charge a cancel only once work ran", async () => {

@@ -6,7 +6,13 @@ import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../providers/openrouter/testing.js";
-import { InsufficientCreditError, ProviderJobError, Sonde, UnsupportedOptionError } from "../../src/index.js";
+import {
+  InsufficientCreditError,
+  ProviderJobError,
+  Sonde,
+  SondeError,
+  UnsupportedOptionError,
+} from "../../src/index.js";
 import { BASE, collect, dataLines, fastRetry, fixture, KEY, sseResponse } from "./helpers.js";
 
 const server = setupServer();
@@ -436,6 +442,22 @@ describe("openrouter: what it cannot do, said clearly", () => {
     await expect(sonde.research.get({ ...job.toRef(), jobId: "gen-unknown" })).rejects.toThrow(
       /no record of this generation.*may still be running/,
     );
+  });
+
+  it("get() whose connection fails rejects with a typed SondeError, not a raw fetch error", async () => {
+    server.use(http.get(`${BASE}/generation`, () => HttpResponse.error()));
+    const error = await client()
+      .research.get({
+        v: 1,
+        provider: "openrouter",
+        model: "openrouter:perplexity/sonar-deep-research",
+        jobId: "gen-1767000000-AbCdEfGhIjKlMnOpQrSt",
+        createdAt: "2026-01-01T00:00:00.000Z",
+        resume: {},
+      })
+      .catch((e: unknown) => e);
+    expect(SondeError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ provider: "openrouter" });
   });
 });
 
