@@ -111,6 +111,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #consumed = false;
   #started = false;
   #terminal = false;
+  /** The job itself is over: the provider reported a terminal status, or a cancel was confirmed. */
+  #over = false;
   // Delivery position, for the ref.
   #refCursor: string | undefined;
   #refOffset: number | undefined;
@@ -213,7 +215,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * A completion that wins the race is reported as `already-terminal`.
    */
   async cancel(): Promise<CancelOutcome> {
-    if (this.#terminal) return { outcome: "already-terminal", finalStatus: this.#status };
+    // A drop or a transport failure ends this object's stream, not the remote job: ask the provider.
+    if (this.#over) return { outcome: "already-terminal", finalStatus: this.#status };
     if (!this.#id) {
       if (!this.#started) {
         // Nothing was sent: cancel is complete and local.
@@ -314,7 +317,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     if (event.type === "status") {
       this.#status = event.status;
-      if (isTerminal(event.status)) this.#terminal = true;
+      if (isTerminal(event.status)) this.#terminal = this.#over = true;
     }
     const complete = { ...event, seq: 0 } as ResearchEvent;
     if (wire?.cursor !== undefined) complete.cursor = wire.cursor;
@@ -396,6 +399,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       const reason = signal.aborted ? signal.reason : undefined;
       if (reason instanceof CancelledLocally) {
         finalStatus = "cancelled";
+        this.#over = reason.outcome.outcome === "cancelled";
         const charged = reason.outcome.usage;
         if (charged?.costSource === "provider") {
           // The provider's charge for the cancelled job (work already done) is the job's cost.

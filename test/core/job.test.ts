@@ -218,6 +218,25 @@ describe("ResearchJob delivery", () => {
     expect((await j.result()).status).toBe("cancelled");
   });
 
+  it("cancel() after a drop ended the stream still asks the provider: the remote job may be running", async () => {
+    const asked: JobRef[] = [];
+    const cancel = async (ref: JobRef) => {
+      asked.push(ref);
+      return { outcome: "cancelled" as const, finalStatus: "cancelled" as const };
+    };
+    const j = job(fakeSession({ events: script(10), dropAfter: [5], resumable: false }), { cancel });
+    await j.result().catch(() => {});
+    expect(j.status).toBe("incomplete");
+    expect(await j.cancel()).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
+    expect(asked.map((ref) => ref.jobId)).toEqual(["job_1"]);
+
+    // Once the provider itself reported the end, there is nothing to cancel.
+    const done = job(fakeSession({ events: script(3) }), { cancel });
+    await done.result();
+    expect(await done.cancel()).toEqual({ outcome: "already-terminal", finalStatus: "completed" });
+    expect(asked).toHaveLength(1);
+  });
+
   it("a provider failure rejects result() with the provider's code and keeps the partial report", async () => {
     const events = script(3);
     events.splice(3, 0, { kind: "error", value: "The server had an error" });
