@@ -22,6 +22,8 @@ export class CitationTracker {
   #offsets = new OffsetCursor("codepoint");
   /** URL key → whether a position was already given for it. */
   #seen = new Map<string, boolean>();
+  /** URL keys whose title or excerpt was already given. */
+  #described = new Set<string>();
   #annotationOrder: string[] = [];
   #listed: string[] | undefined;
   #markersDone = new Set<number>();
@@ -84,12 +86,16 @@ export class CitationTracker {
       this.#renumbered = true;
     }
     const known = this.#seen.get(key);
-    if (known === true || (known === false && !hasPosition)) return undefined;
+    if (hasPosition) this.#positioned = true;
+    const places = hasPosition && known !== true;
+    // A list entry or a marker may have named the URL already: its title and excerpt are still news.
+    const describes = Boolean(value.title || value.content) && !this.#described.has(key);
+    if (known !== undefined && !places && !describes) return undefined;
     const citation: Citation = { url: value.url };
     if (value.title) citation.title = value.title;
     if (value.content) citation.snippet = value.content;
-    if (hasPosition) {
-      this.#positioned = true;
+    if (describes) this.#described.add(key);
+    if (places) {
       // Indices are counted in code points (OpenAI's unit); a span beyond the text received
       // so far cannot be placed yet, so it goes without a position.
       if (end <= this.#codePoints) {
@@ -97,7 +103,7 @@ export class CitationTracker {
         citation.endIndex = this.#offsets.toUtf16(this.#report, end);
       }
     }
-    this.#seen.set(key, citation.startIndex !== undefined);
+    this.#seen.set(key, known === true || citation.startIndex !== undefined);
     return citation;
   }
 

@@ -342,6 +342,51 @@ describe("openrouter: streamed research", () => {
     ]);
   });
 
+  it("keeps the title and excerpt of annotations that arrive after a top-level citations list already named their URLs", async () => {
+    const list = ["https://example.org/a", "https://example.com/b"];
+    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "gen-list", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], citations: list, ...extra })}\n\n`;
+    const annotation = (url: string, title: string, content: string) => ({
+      type: "url_citation",
+      url_citation: { url, title, content, start_index: 0, end_index: 0 },
+    });
+    serve(
+      chunk({ content: "", reasoning: "Searching." }) +
+        chunk({ content: "Duties moved to 2027 " }) +
+        chunk({ content: "[1]; thresholds slipped [2]." }) +
+        chunk({
+          content: "",
+          annotations: [
+            annotation(list[0]!, "Timeline", "The Commission proposed…"),
+            annotation(list[1]!, "Battery news", "Thresholds…"),
+          ],
+        }) +
+        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
+        "data: [DONE]\n\n",
+    );
+    const result = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result();
+    const report = "Duties moved to 2027 [1]; thresholds slipped [2].";
+    expect(result.report).toBe(report);
+    expect(result.citations).toEqual([
+      {
+        url: list[0],
+        title: "Timeline",
+        snippet: "The Commission proposed…",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: list[1],
+        title: "Battery news",
+        snippet: "Thresholds…",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+  });
+
   it("ignores chunks and annotation kinds it does not know, without failing the job", async () => {
     const sse =
       ": OPENROUTER PROCESSING\n\n" +
