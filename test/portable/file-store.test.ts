@@ -149,6 +149,58 @@ describe("portable file store", () => {
     }
   });
 
+  it("makes every write durable before it resolves: the directory entry of a new file is flushed too", async () => {
+    const { dir, remove } = await tempDir();
+    try {
+      const log: string[] = [];
+      const rel = (path: string) => path.slice(dir.length + 1).replace(/\.[^/]*\.tmp$/, "<temp>");
+      const fs: FileSystem = {
+        mkdir: (path, o) => fsp.mkdir(path, o),
+        rename: async (from, to) => {
+          await fsp.rename(from, to);
+          log.push(`rename ${rel(to)}`);
+        },
+        link: async (from, to) => {
+          await fsp.link(from, to);
+          log.push(`link ${rel(to)}`);
+        },
+        unlink: (path) => fsp.unlink(path),
+        readFile: (path, encoding) => fsp.readFile(path, encoding),
+        readdir: (path) => fsp.readdir(path),
+        rm: (path, o) => fsp.rm(path, o),
+        open: (path, flags) => fsp.open(path, flags),
+        syncDir: async (path) => {
+          log.push(`syncDir ${rel(path) || "."}`);
+        },
+      };
+      const store = createFileStore({ dir, fs });
+      await store.putJob(record("pj_000000000003", "q"));
+      log.push("putJob resolved");
+      await store.putReceipt("pj_000000000003", { key: "search:q", kind: "search", status: "ok", at: "t" });
+      log.push("putReceipt resolved");
+      await store.appendEvent("pj_000000000003", { index: 0, key: "created", data: {}, at: "t" });
+      log.push("appendEvent resolved");
+
+      const syncedBefore = (entry: string, resolved: string) => {
+        const at = log.indexOf(entry);
+        expect(at, entry).toBeGreaterThan(-1);
+        expect(at, entry).toBeLessThan(log.indexOf(resolved));
+      };
+      syncedBefore("syncDir jobs", "putJob resolved");
+      syncedBefore("syncDir jobs/pj_000000000003", "putJob resolved");
+      syncedBefore("syncDir jobs/pj_000000000003/receipts", "putReceipt resolved");
+      expect(log.indexOf("syncDir jobs/pj_000000000003/receipts")).toBeGreaterThan(
+        log.findIndex((e) => e.startsWith("rename jobs/pj_000000000003/receipts/")),
+      );
+      syncedBefore("syncDir jobs/pj_000000000003/events", "appendEvent resolved");
+      expect(log.lastIndexOf("syncDir jobs/pj_000000000003/events")).toBeGreaterThan(
+        log.indexOf("link jobs/pj_000000000003/events/0000000000.json"),
+      );
+    } finally {
+      await remove();
+    }
+  });
+
   it("binds an idempotency key once when two processes race for it", async () => {
     const { dir, remove } = await tempDir();
     try {

@@ -150,7 +150,8 @@ export async function collect(job: ResearchJob): Promise<ResearchEvent[]> {
 
 export async function tempDir(): Promise<{ dir: string; remove: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), "sonde-portable-test-"));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  // A job may still be writing its final record when a test ends: retry past ENOTEMPTY.
+  return { dir, remove: () => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 }) };
 }
 
 /** A promise with its resolve function, to hold a scripted call until the test says so. */

@@ -20,6 +20,12 @@ export interface FileSystem {
   readFile(path: string, encoding: "utf8"): Promise<string>;
   readdir(path: string): Promise<string[]>;
   rm(path: string, options: { recursive?: boolean; force?: boolean }): Promise<void>;
+  /**
+   * Flushes a directory's entries to disk, so that a file just created or renamed in it
+   * survives a power cut. @defaultValue opens the directory and fsyncs it (a no-op where
+   * the platform cannot, e.g. Windows)
+   */
+  syncDir?(path: string): Promise<void>;
 }
 
 export interface FileStoreOptions {
@@ -33,6 +39,7 @@ const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 interface NodeDeps {
   fs: FileSystem;
+  syncDir: (path: string) => Promise<void>;
   join: (...parts: string[]) => string;
   dirname: (path: string) => string;
   basename: (path: string) => string;
@@ -47,8 +54,21 @@ async function loadNode(override: FileSystem | undefined): Promise<NodeDeps> {
     import("node:path"),
     import("node:crypto"),
   ]);
+  const syncDir = async (path: string) => {
+    let handle: Awaited<ReturnType<typeof fs.open>> | undefined;
+    try {
+      handle = await fs.open(path, "r");
+      await handle.sync();
+    } catch (error) {
+      // Windows cannot open or fsync a directory; there, rename is as durable as it gets.
+      if (!["EISDIR", "EPERM", "EACCES", "EINVAL", "EBADF"].some((code) => isCode(error, code))) throw error;
+    } finally {
+      await handle?.close();
+    }
+  };
   return {
     fs: override ?? (fs as unknown as FileSystem),
+    syncDir: override?.syncDir ? (path) => override.syncDir!(path) : syncDir,
     join: path.join,
     dirname: path.dirname,
     basename: path.basename,
@@ -102,12 +122,18 @@ export function createFileStoreAt(
   };
   const ensureDir = async (dir: string) => {
     if (made.has(dir)) return;
-    await (await node()).fs.mkdir(dir, { recursive: true });
+    const { fs, dirname, syncDir } = await node();
+    await fs.mkdir(dir, { recursive: true });
+    // The new directory's own entry must be durable too, or its files vanish with it.
+    await syncDir(dirname(dir));
     made.add(dir);
   };
-  /** Writes a sibling temp file, flushes it, then runs `commit(temp)`; removes the temp file on failure. */
+  /**
+   * Writes a sibling temp file, flushes it, runs `commit(temp)`, then flushes the directory
+   * so the committed entry is durable; removes the temp file on failure.
+   */
   const viaTemp = async (target: string, data: string, commit: (temp: string) => Promise<void>) => {
-    const { fs, join, dirname, basename, random } = await node();
+    const { fs, join, dirname, basename, random, syncDir } = await node();
     const dir = dirname(target);
     await ensureDir(dir);
     const temp = join(dir, `.${basename(target)}.${random()}.tmp`);
@@ -120,6 +146,7 @@ export function createFileStoreAt(
         await handle.close();
       }
       await commit(temp);
+      await syncDir(dir);
     } catch (error) {
       await fs.rm(temp, { force: true }).catch(() => {});
       throw error;
