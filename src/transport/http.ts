@@ -164,10 +164,14 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }
 
+/** Statuses a gateway sends when it lost the engine mid-request: the job may exist behind them. */
+const gatewayFailures = new Set([502, 504, 524]);
+
 /**
  * Sends a job-creating request exactly once. A typed HTTP error (a status line came
- * back, so the job was not created) is rethrown as is — 429/5xx stay retryable. Any
- * other failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
+ * back, so the job was not created) is rethrown as is — 429/5xx stay retryable — except
+ * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing. Any other
+ * failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
  */
 export async function submitOnce<T>(
   provider: ProviderName,
@@ -177,6 +181,20 @@ export async function submitOnce<T>(
   try {
     return await send();
   } catch (error) {
+    if (SondeError.isInstance(error) && error.status !== undefined && gatewayFailures.has(error.status)) {
+      // A gateway lost or timed out on the engine behind it: the status line is the gateway's,
+      // and the engine may have accepted (and be billing) the job.
+      throw new IndeterminateSubmissionError(
+        `${provider}: the job submission got a gateway error (${error.status}). It may or may not have ` +
+          "started and billed; Sonde did not resend it. Check the provider's dashboard before submitting again.",
+        {
+          provider,
+          status: error.status,
+          ...(error.requestId !== undefined && { requestId: error.requestId }),
+          cause: error,
+        },
+      );
+    }
     if (SondeError.isInstance(error)) throw error;
     if (signal.aborted) throw toTransportError(error, provider, signal);
     const detail = error instanceof Error ? error.message : String(error);

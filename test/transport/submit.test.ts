@@ -1,0 +1,54 @@
+/**
+ * A job-creating POST is sent once unless the answer proves nothing was created.
+ * A gateway's 502 or timeout (504, Cloudflare's 524) proves nothing: the engine behind the
+ * gateway may have accepted the job and be billing for it.
+ */
+import { HttpResponse, http } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IndeterminateSubmissionError, ProviderUnavailableError, Sonde } from "../../src/index.js";
+
+const BASE = "https://submit.test/v1";
+let status = 504;
+let posts = 0;
+const server = setupServer(
+  http.post(`${BASE}/responses`, () => {
+    posts++;
+    return HttpResponse.json({ error: { message: "upstream request timeout" } }, { status });
+  }),
+);
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+afterAll(() => server.close());
+
+const client = () =>
+  new Sonde({
+    openai: { apiKey: "sk-test-submit-0000", baseURL: BASE },
+    retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 10 },
+    env: {},
+  });
+
+describe("job submission", () => {
+  it.each([502, 504, 524])(
+    "a %i from a gateway on the POST is indeterminate and never resent",
+    async (code) => {
+      status = code;
+      posts = 0;
+      const job = client().research.start({ model: "openai:gpt-5.5-pro", query: "q" });
+      const error = await job.result().catch((e: unknown) => e);
+      expect(posts).toBe(1);
+      expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ retryable: false, status: code });
+    },
+  );
+
+  it("a 503 proves nothing was created: the POST is retried under the policy", async () => {
+    status = 503;
+    posts = 0;
+    const error = await client()
+      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    expect(posts).toBe(4);
+    expect(ProviderUnavailableError.isInstance(error)).toBe(true);
+  });
+});
