@@ -28,6 +28,7 @@ const ResumeState = z.object({
   citations: z.number().int().nonnegative().optional(),
   includeThinking: z.boolean().optional(),
   polling: z.boolean().optional(),
+  endedAt: z.string().optional(),
 });
 
 function modelOf(ref: JobRef): ModelInfo {
@@ -102,6 +103,10 @@ export const openaiAdapter: ResearchAdapter = {
         cursor: ref.cursor,
         delivered: { reportLength: resume.reportLength ?? 0, citations: resume.citations ?? 0 },
         ...(resume.polling && { polling: true }),
+        ...(resume.endedAt !== undefined && {
+          endedAt: resume.endedAt,
+          whole: ref.cursor === resume.endedAt && ref.cursorOffset === undefined,
+        }),
       },
     });
   },

@@ -4,7 +4,7 @@
  * into UTF-16 offsets of the whole report, and remembers what it already emitted so a
  * poll snapshot adds only what is new.
  */
-import type { Citation, JobStatus, ResearchPhase } from "../../src/events.js";
+import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { OffsetCursor } from "../../src/text-offsets.js";
 import {
@@ -272,6 +272,11 @@ export class ResponseMapper {
   constructor(options: MapperOptions) {
     this.#options = options;
     this.jobId = options.jobId;
+  }
+
+  /** A terminal status was emitted (nothing more is mapped after it). */
+  get terminal(): boolean {
+    return this.#status !== undefined && isTerminal(this.#status);
   }
 
   /** What this mapper has emitted so far. */

@@ -34,8 +34,19 @@ export interface SessionInit {
   includeThinking: boolean;
   /** Set when starting: the create body. */
   body?: Record<string, unknown>;
-  /** Set when attaching. `polling`: the job had fallen back to polling (so its stream is not replayed). */
-  attached?: { jobId: string; cursor: string | undefined; delivered: EmittedCounts; polling?: boolean };
+  /**
+   * Set when attaching. `polling`: the job had fallen back to polling (so its stream is not replayed).
+   * `endedAt`: the cursor of the streamed event that ended the job; `whole`: the ref was taken
+   * on that event with all of its events delivered.
+   */
+  attached?: {
+    jobId: string;
+    cursor: string | undefined;
+    delivered: EmittedCounts;
+    polling?: boolean;
+    endedAt?: string;
+    whole?: boolean;
+  };
 }
 
 type SnapshotEvent = WireEvent & { snapshot?: true };
@@ -51,6 +62,10 @@ export class OpenAISession implements EngineSession {
   readonly #refCursor: string | undefined;
   readonly #delivered: EmittedCounts;
   readonly #includeThinking: boolean;
+  /** Everything up to the job's end was delivered before the ref was taken. */
+  readonly #endDelivered: boolean;
+  /** Cursor of the streamed event that ended the job. */
+  #endedAt: string | undefined;
   #jobId: string | undefined;
   #submitted = false;
   #fallback = false;
@@ -71,6 +86,8 @@ export class OpenAISession implements EngineSession {
     this.#jobId = init.attached?.jobId;
     this.#refCursor = init.attached?.cursor;
     this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
+    this.#endedAt = init.attached?.endedAt;
+    this.#endDelivered = this.#endedAt !== undefined && init.attached?.whole === true;
     if (this.#jobId) this.#submitted = true;
     this.#fallback = init.attached?.polling === true && !this.#pollOnly;
   }
@@ -95,11 +112,16 @@ export class OpenAISession implements EngineSession {
       ...(!this.#includeThinking && { includeThinking: false }),
       // Delivered text came from a snapshot, not the stream: replaying the stream would repeat it.
       ...(this.#fallback && { polling: true }),
+      ...(this.#endedAt !== undefined && { endedAt: this.#endedAt }),
     };
   }
 
   map(wire: WireEvent): MappedEvent[] {
-    return this.#mapper.map(wire);
+    const ended = this.#mapper.terminal;
+    const events = this.#mapper.map(wire);
+    // A snapshot has no cursor: only a streamed ending can be matched with a ref's cursor.
+    if (!ended && this.#mapper.terminal && wire.cursor !== undefined) this.#endedAt = wire.cursor;
+    return events;
   }
 
   async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
@@ -255,6 +277,11 @@ export class OpenAISession implements EngineSession {
     if (prefix && this.#refCursor !== undefined) {
       const rank = this.cursorRank(this.#refCursor);
       yield { cursor: rank === undefined ? this.#refCursor : String(rank - 0.5), data: prefix };
+    }
+    if (this.#endDelivered) {
+      // Its ending (usage, status) was delivered too: under the ref's cursor, the core suppresses it.
+      yield { cursor: this.#refCursor, data };
+      return;
     }
     const snapshot: SnapshotEvent = { data, snapshot: true };
     yield snapshot;

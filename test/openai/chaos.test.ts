@@ -293,6 +293,8 @@ describe("falling back to polling", () => {
     ["after a citation", (e: ResearchEvent, n: number) => e.type === "citation" && n > 1000],
     // Mid-batch: `response.completed` maps to usage + status; the ref holds an offset into it.
     ["between the final usage and status", (e: ResearchEvent, n: number) => e.type === "usage" && n > 3000],
+    // Everything but `done` was delivered: the attached job has nothing left to deliver but `done`.
+    ["after the final status", (e: ResearchEvent) => e.type === "status" && e.status === "completed"],
   ])(
     "attach after a restart (%s) when the replay is refused: text already delivered is not delivered again",
     async (_label, stopAt) => {
@@ -325,6 +327,9 @@ describe("falling back to polling", () => {
       expect(result.citations).toEqual(baseline.result.citations);
       expect(result.usage).toEqual(baseline.result.usage);
       expect(after.at(-1)).toMatchObject({ type: "done", status: "completed" });
+      // The job completed once: its completed status is not delivered again.
+      const completed = [...before, ...after].filter((e) => e.type === "status" && e.status === "completed");
+      expect(completed).toHaveLength(1);
     },
   );
 

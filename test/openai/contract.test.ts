@@ -860,7 +860,7 @@ describe("refs", () => {
     await job.result();
     const ref = job.toRef();
     expect(JSON.stringify(ref)).not.toContain(KEY);
-    expect(ref.resume).toEqual({ reportLength: expect.any(Number), citations: 3 });
+    expect(ref.resume).toEqual({ reportLength: expect.any(Number), citations: 3, endedAt: "114" });
     const error = (() => {
       try {
         makeClient().research.attach({ ...ref, resume: { reportLength: "lots" } });
