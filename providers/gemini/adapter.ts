@@ -72,7 +72,7 @@ const ResumeState = z.object({
     })
     .optional(),
   thinking: z.boolean().optional(),
-  ended: z.boolean().optional(),
+  endedAt: z.string().optional(),
 });
 
 /** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
@@ -105,8 +105,11 @@ function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPo
     cursor: ref.cursor,
     text: Math.max(0, text),
     citations: Math.max(0, citations),
-    // Only when the terminal batch was delivered whole; a partly delivered one still has a tail to send.
-    ...(resume.ended && ref.cursorOffset === undefined && { ended: true }),
+    ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
+    // Only when the ref was taken on the streamed terminal batch, delivered whole: nothing is left to send.
+    ...(resume.endedAt !== undefined &&
+      ref.cursor === resume.endedAt &&
+      ref.cursorOffset === undefined && { ended: true }),
   };
 }
 

@@ -30,8 +30,10 @@ export interface AttachPoint {
   text: number;
   /** Citation events already delivered. */
   citations: number;
-  /** Every event up to the job's end was delivered (the ref was taken on its terminal batch, whole). */
+  /** Every event up to the job's end was delivered (the ref was taken on its streamed terminal batch, whole). */
   ended?: boolean;
+  /** Cursor of the streamed event that ended the job, as the ref's `resume` had it. */
+  endedAt?: string | undefined;
 }
 
 export interface SessionInit {
@@ -110,10 +112,13 @@ export class GeminiSession implements EngineSession {
   #pastRef = false;
   /** The last real `event_id` mapped: where a resumed stream continues. */
   #lastEventId: string | undefined;
+  /** Cursor of the streamed event that ended the job (a final snapshot has none). */
+  #endedAt: string | undefined;
 
   constructor(init: SessionInit) {
     this.#init = init;
     this.#jobId = init.jobId;
+    this.#endedAt = init.attach?.endedAt;
     this.#mapper = new GeminiMapper({
       model: init.model,
       includeThinking: init.includeThinking,
@@ -133,7 +138,10 @@ export class GeminiSession implements EngineSession {
     const attach = this.#init.attach;
     if (attach?.cursor !== undefined && wire.cursor === attach.cursor) this.#pastRef = true;
     if (wire.cursor !== undefined && !wire.standIn) this.#lastEventId = wire.cursor;
-    return this.#mapper.map(wire);
+    const ended = this.#mapper.terminal;
+    const events = this.#mapper.map(wire);
+    if (!ended && this.#mapper.terminal && wire.cursor !== undefined) this.#endedAt = wire.cursor;
+    return events;
   }
 
   resumeState(): Record<string, unknown> {
@@ -144,7 +152,7 @@ export class GeminiSession implements EngineSession {
       return {
         text: attach.text,
         citations: attach.citations,
-        ...(attach.ended && { ended: true }),
+        ...(attach.endedAt !== undefined && { endedAt: attach.endedAt }),
         ...thinking,
       };
     const last = this.#mapper.lastBatch;
@@ -152,8 +160,7 @@ export class GeminiSession implements EngineSession {
       text: this.#mapper.textLength,
       citations: this.#mapper.citationCount,
       ...(last?.cursor !== undefined && { last }),
-      // The mapper stops at the terminal batch, so the ref's cursor is that batch.
-      ...(this.#mapper.terminal && { ended: true }),
+      ...(this.#endedAt !== undefined && { endedAt: this.#endedAt }),
       ...thinking,
     };
   }
