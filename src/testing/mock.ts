@@ -1,5 +1,5 @@
 import { SondeError } from "../errors.js";
-import type { Citation, JobStatus, ResearchEvent } from "../events.js";
+import { type Citation, isTerminal, type JobStatus, type ResearchEvent } from "../events.js";
 import { installMockHook, type MockHook } from "../mocks.js";
 import type {
   CancelOutcome,
@@ -44,8 +44,39 @@ interface MockRule {
 interface MockJobRecord {
   rule: MockRule;
   request: { model: string; query: string };
-  status: JobStatus;
-  cancelled: boolean;
+  /** The scripted events after `created`, in order. */
+  events: MappedEvent[];
+  /** When the job was created (its `created` event went out); it runs "server-side" from then on. */
+  createdAt: number | undefined;
+  /** How many scripted events had happened when a cancel landed. */
+  cancelledAt: number | undefined;
+  /** How many scripted events some stream has delivered (a stream may run ahead of the clock). */
+  streamed: number;
+}
+
+/**
+ * How many scripted events have happened "server-side": like a real job, a mock job
+ * keeps running once created, streamed or not, one event per `delayMs`.
+ */
+function happened(record: MockJobRecord): number {
+  if (record.createdAt === undefined) return 0;
+  const delayMs = record.rule.options.delayMs ?? 0;
+  const byClock = delayMs > 0 ? Math.floor((Date.now() - record.createdAt) / delayMs) : record.events.length;
+  const count = Math.min(record.events.length, Math.max(byClock, record.streamed));
+  return record.cancelledAt === undefined ? count : Math.min(count, record.cancelledAt);
+}
+
+/** The job's status as the "provider" sees it now. */
+function serverStatus(record: MockJobRecord): JobStatus {
+  if (record.cancelledAt !== undefined) return "cancelled";
+  if (record.createdAt !== undefined && SondeError.isInstance(record.rule.options.fail)) return "failed";
+  let status: JobStatus = "queued";
+  const count = happened(record);
+  for (let i = 0; i < count; i++) {
+    const event = record.events[i]!;
+    if (event.type === "status") status = event.status;
+  }
+  return status;
 }
 
 const STATE = Symbol.for("sonde.mockState");
@@ -82,7 +113,7 @@ function script(rule: MockRule): MappedEvent[] {
 }
 
 function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest["provider"]): EngineSession {
-  const events = script(record.rule);
+  const { events } = record;
   const { delayMs = 0, fail } = record.rule.options;
   return {
     jobId,
@@ -93,6 +124,7 @@ function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest
     async *connect({ cursor, signal }) {
       const from = cursor === undefined ? -1 : Number(cursor);
       if (from < 0) {
+        record.createdAt ??= Date.now();
         yield {
           cursor: "0",
           data: { type: "created", jobId, provider, model: record.request.model },
@@ -101,12 +133,12 @@ function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest
       }
       for (let i = Math.max(0, from); i < events.length; i++) {
         if (delayMs > 0) await sleep(delayMs, signal);
-        if (record.cancelled) {
+        if (record.cancelledAt !== undefined && i >= record.cancelledAt) {
           yield { cursor: String(i + 1), data: { type: "status", status: "cancelled" } };
           return;
         }
         const event = events[i]!;
-        if (event.type === "status") record.status = event.status;
+        record.streamed = Math.max(record.streamed, i + 1);
         yield { cursor: String(i + 1), data: event };
       }
     },
@@ -125,8 +157,10 @@ const hook: MockHook = {
     const record: MockJobRecord = {
       rule,
       request: { model: request.modelInfo.id, query: request.query },
-      status: "queued",
-      cancelled: false,
+      events: script(rule),
+      createdAt: undefined,
+      cancelledAt: undefined,
+      streamed: 0,
     };
     s.jobs.set(jobId, record);
     return session(jobId, record, request.provider);
@@ -138,13 +172,9 @@ const hook: MockHook = {
   get(ref: JobRef) {
     const record = state().jobs.get(ref.jobId);
     if (!record) return undefined;
-    const snapshot: JobSnapshot = {
-      provider: ref.provider,
-      model: ref.model,
-      jobId: ref.jobId,
-      status: record.status,
-    };
-    if (record.status === "completed") {
+    const status = serverStatus(record);
+    const snapshot: JobSnapshot = { provider: ref.provider, model: ref.model, jobId: ref.jobId, status };
+    if (status === "completed") {
       snapshot.report = record.rule.report;
       snapshot.citations = record.rule.options.citations ?? [];
     }
@@ -153,11 +183,11 @@ const hook: MockHook = {
   cancel(ref: JobRef) {
     const record = state().jobs.get(ref.jobId);
     if (!record) return undefined;
-    if (record.status === "completed" || record.status === "failed" || record.status === "cancelled") {
-      return Promise.resolve<CancelOutcome>({ outcome: "already-terminal", finalStatus: record.status });
+    const status = serverStatus(record);
+    if (isTerminal(status)) {
+      return Promise.resolve<CancelOutcome>({ outcome: "already-terminal", finalStatus: status });
     }
-    record.cancelled = true;
-    record.status = "cancelled";
+    record.cancelledAt = happened(record);
     return Promise.resolve<CancelOutcome>({ outcome: "cancelled", finalStatus: "cancelled" });
   },
 };
