@@ -116,18 +116,42 @@ async function run(job: AsyncIterable<ResearchEvent> & { result(): Promise<Resea
   return { events, result: await job.result().catch((error: unknown) => error) };
 }
 
-async function uninterrupted(): Promise<ResearchResult> {
+/** The uninterrupted run's result, and its events (one job object's: one `done`). */
+async function uninterrupted(): Promise<ResearchResult & { events: ResearchEvent[] }> {
   const loop = await geminiLoopback((response) => sendThenCut(response, bytes, false), {
     runningGets: 0,
     resumeCut: () => undefined,
   });
   try {
-    return await sonde(loop)
-      .research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
-      .result();
+    const { events, result } = await run(
+      sonde(loop).research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" }),
+    );
+    return { ...(result as ResearchResult), events };
   } finally {
     await loop.close();
   }
+}
+
+/**
+ * Nothing delivered twice: every event but text (which a final snapshot may merge), usage
+ * (cumulative) and status heartbeats occurs at most as often as in the uninterrupted run, and
+ * the job completes exactly once.
+ */
+function expectNothingTwice(events: ResearchEvent[], expected: ResearchEvent[], context: string): void {
+  const key = ({ seq: _seq, cursor: _cursor, rawEvent: _raw, ...rest }: ResearchEvent) =>
+    JSON.stringify(rest);
+  const counted = (list: ResearchEvent[]) => {
+    const counts = new Map<string, number>();
+    for (const event of list)
+      if (!["text", "usage", "status", "done"].includes(event.type))
+        counts.set(key(event), (counts.get(key(event)) ?? 0) + 1);
+    return counts;
+  };
+  const allowed = counted(expected);
+  for (const [event, count] of counted(events))
+    expect(count, `${context}: ${event}`).toBeLessThanOrEqual(allowed.get(event) ?? 0);
+  const completed = events.filter((e) => e.type === "status" && e.status === "completed");
+  expect(completed, context).toHaveLength(1);
 }
 
 describe("gemini over real sockets: seeded cuts", () => {
@@ -175,6 +199,7 @@ describe("gemini over real sockets: seeded cuts", () => {
         expect(done.report, context).toBe(expected.report);
         expect(done.citations, context).toEqual(expected.citations);
         expect(done.usage, context).toEqual(expected.usage);
+        expectNothingTwice(events, expected.events, context);
         const delivered = events.map((e) => (e.type === "text" ? e.delta : "")).join("");
         expect(delivered, context).toBe(expected.report);
         expect(
@@ -229,6 +254,11 @@ describe("gemini over real sockets: seeded cuts", () => {
         expect(done.citations, context).toEqual(expected.citations);
         const text = (list: ResearchEvent[]) => list.map((e) => (e.type === "text" ? e.delta : "")).join("");
         expect(text(before) + text(events), context).toBe(expected.report);
+        expectNothingTwice(
+          [...before, ...events].filter((e) => e.type !== "done"),
+          expected.events,
+          context,
+        );
         const cited = [...before, ...events].filter((e) => e.type === "citation").length;
         expect(cited, context).toBe(expected.citations.length);
         expect(
