@@ -73,7 +73,7 @@ describe("sonde CLI", () => {
   });
 
   it("--detach prints the ref; status and cancel read it back", async () => {
-    mockResearch("slow report", { delayMs: 50 }).always().register();
+    mockResearch("slow report", { delayMs: 1_000 }).always().register();
     const c = client();
     const t = io();
     expect(await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--detach"], t.io, c)).toBe(0);
@@ -91,5 +91,10 @@ describe("sonde CLI", () => {
   it("usage errors are reported, not thrown as crashes", async () => {
     await expect(run(["research", "q"], io().io, client())).rejects.toThrow(/missing --model/);
     await expect(run(["frobnicate"], io().io, client())).rejects.toThrow(/unknown command/);
+    // A timeout Sonde cannot read is refused, not silently replaced by the one-hour default.
+    for (const timeout of ["10m", "0", "-5"])
+      await expect(
+        run(["research", "q", "--model", "openai:gpt-5.5-pro", "--timeout", timeout], io().io, client()),
+      ).rejects.toThrow(/--timeout/);
   });
 });

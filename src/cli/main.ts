@@ -101,7 +101,11 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
     case "research": {
       if (!argument) throw new UsageError('missing "<query>"');
       if (!values.model) throw new UsageError("missing --model <provider:model> (see `sonde models`)");
-      const timeoutMs = values.timeout ? Number(values.timeout) : undefined;
+      const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
+      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
+        throw new UsageError(
+          `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
+        );
       const job = client.research.start({
         model: values.model,
         query: argument,
