@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { run } from "../src/cli/main.js";
-import { Sonde } from "../src/index.js";
+import { JobAbortedError, Sonde } from "../src/index.js";
 import { clearMocks, mockResearch } from "../src/testing/index.js";
 
 function io() {
@@ -86,6 +86,21 @@ describe("sonde CLI", () => {
     const status = io();
     await run(["status", refFile], status.io, c);
     expect(JSON.parse(status.out())).toMatchObject({ status: "cancelled" });
+  });
+
+  it("a job that outlives --timeout leaves its ref on stderr, so it can be attached", async () => {
+    mockResearch("slow report", { delayMs: 1_000 }).always().register();
+    const c = client();
+    const t = io();
+    const error = await run(
+      ["research", "q", "--model", "openai:gpt-5.5-pro", "--timeout", "100"],
+      t.io,
+      c,
+    ).catch((e: unknown) => e);
+    expect(JobAbortedError.isInstance(error) && error.code).toBe("timeout");
+    const ref = JSON.parse(t.err().slice(t.err().indexOf("{")));
+    expect(ref).toMatchObject({ v: 1, provider: "openai", jobId: expect.stringMatching(/^mock_/) });
+    expect((await c.research.get(ref)).status).toBe("queued"); // still under way: nothing to lose by attaching
   });
 
   it("usage errors are reported, not thrown as crashes", async () => {

@@ -6,7 +6,7 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ResultAggregator } from "../aggregate.js";
 import { Sonde } from "../client.js";
-import { SondeError } from "../errors.js";
+import { JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import { Progress, renderSources } from "./render.js";
@@ -44,28 +44,38 @@ async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?
   let refWritten = false;
   const record = flags.record;
   if (record) writeFileSync(record, "");
-  for await (const event of job) {
-    if (record) {
-      appendFileSync(record, `${JSON.stringify(event)}\n`);
-      if (!refWritten && job.id) {
-        writeFileSync(`${record}.ref.json`, `${JSON.stringify(job.toRef(), null, 2)}\n`);
-        refWritten = true;
+  try {
+    for await (const event of job) {
+      if (record) {
+        appendFileSync(record, `${JSON.stringify(event)}\n`);
+        if (!refWritten && job.id) {
+          writeFileSync(`${record}.ref.json`, `${JSON.stringify(job.toRef(), null, 2)}\n`);
+          refWritten = true;
+        }
+      }
+      if (flags.json) {
+        io.stdout(`${JSON.stringify(event)}\n`);
+        continue;
+      }
+      if (event.type === "text") io.stdout(event.delta);
+      if (event.type === "created") io.stderr(`job ${event.jobId} (${event.model})\n`);
+      if (event.type === "error") io.stderr(`\nerror ${event.error.code}: ${event.error.message}\n`);
+      if (progress.update(event)) {
+        const line = progress.line();
+        // Rewrite one line on a terminal; in a log, write only lines that say something new.
+        if (io.isTTY) io.stderr(`\r\x1b[2K${line}`);
+        else if (line !== lastLine) io.stderr(`${line}\n`);
+        lastLine = line;
       }
     }
-    if (flags.json) {
-      io.stdout(`${JSON.stringify(event)}\n`);
-      continue;
+  } catch (error) {
+    // Our connection stopped (timeout, abort), not the job: without its ref it could not be attached.
+    if (JobAbortedError.isInstance(error) && job.id) {
+      io.stderr(
+        `\nThe job keeps running on the provider. Save this ref as ref.json, then \`sonde attach ref.json\` (or \`sonde cancel ref.json\`):\n${JSON.stringify(job.toRef(), null, 2)}\n`,
+      );
     }
-    if (event.type === "text") io.stdout(event.delta);
-    if (event.type === "created") io.stderr(`job ${event.jobId} (${event.model})\n`);
-    if (event.type === "error") io.stderr(`\nerror ${event.error.code}: ${event.error.message}\n`);
-    if (progress.update(event)) {
-      const line = progress.line();
-      // Rewrite one line on a terminal; in a log, write only lines that say something new.
-      if (io.isTTY) io.stderr(`\r\x1b[2K${line}`);
-      else if (line !== lastLine) io.stderr(`${line}\n`);
-      lastLine = line;
-    }
+    throw error;
   }
   if (io.isTTY && !flags.json) io.stderr("\n");
   const result = await job
