@@ -48,8 +48,9 @@ export function findModel(id: string): ModelInfo | undefined {
   if (colon < 1) return undefined;
   const provider = id.slice(0, colon);
   const name = id.slice(colon + 1);
+  // A dated snapshot keeps its own name on the wire: pinning a snapshot is the point of asking for one.
   const alias = models.find((m) => m.provider === provider && m.aliases?.includes(name));
-  if (alias) return alias;
+  if (alias) return { ...alias, model: name };
   const family = models.find(
     (m) => m.id.endsWith("*") && id.startsWith(m.id.slice(0, -1)) && name.length > 0,
   );

@@ -286,7 +286,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const s = this.#suppress;
     if (!s) return 0;
     if (wire.cursor === undefined) {
-      if ((wire as { snapshot?: boolean }).snapshot) this.#suppress = undefined;
+      if (wire.snapshot) this.#suppress = undefined;
       return this.#suppress ? total : 0;
     }
     const rank = s.rank !== undefined ? this.#session.cursorRank?.(wire.cursor) : undefined;

@@ -65,6 +65,11 @@ export interface WireEvent {
   cursor?: string | undefined;
   /** The decoded payload; becomes `rawEvent` on what it maps to. */
   data: unknown;
+  /**
+   * A full-state poll snapshot without a cursor of its own (a fallback after a refused
+   * resume). It ends attach suppression: `map` emits only what its state still lacks.
+   */
+  snapshot?: boolean;
 }
 
 /** Counts an engine reports; the core fills the rest and prices it (see cost.ts). */

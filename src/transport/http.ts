@@ -181,7 +181,12 @@ export async function submitOnce<T>(
   try {
     return await send();
   } catch (error) {
-    if (SondeError.isInstance(error) && error.status !== undefined && gatewayFailures.has(error.status)) {
+    if (
+      SondeError.isInstance(error) &&
+      !IndeterminateSubmissionError.isInstance(error) &&
+      error.status !== undefined &&
+      gatewayFailures.has(error.status)
+    ) {
       // A gateway lost or timed out on the engine behind it: the status line is the gateway's,
       // and the engine may have accepted (and be billing) the job.
       throw new IndeterminateSubmissionError(

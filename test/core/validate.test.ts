@@ -71,6 +71,8 @@ describe("request validation happens before any engine is called", () => {
     // A dated snapshot resolves to its catalog entry.
     const resolved = early.research.validate({ model: "openai:o3-deep-research-2025-06-26", query: "q" });
     expect(resolved.modelInfo.id).toBe("openai:o3-deep-research");
+    // …and the pinned snapshot is what goes on the wire.
+    expect(resolved.providerModel).toBe("o3-deep-research-2025-06-26");
   });
 
   it("an unknown model fails with the nearest ids", () => {
