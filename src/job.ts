@@ -291,7 +291,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     const rank = s.rank !== undefined ? this.#session.cursorRank?.(wire.cursor) : undefined;
     const same = rank !== undefined && s.rank !== undefined ? rank === s.rank : wire.cursor === s.cursor;
-    const past = rank !== undefined && s.rank !== undefined && rank > s.rank;
+    // A snapshot with its own cursor (e.g. FINAL_CURSOR) is past any other position.
+    const past =
+      (rank !== undefined && s.rank !== undefined && rank > s.rank) || (wire.snapshot === true && !same);
     if (same) {
       this.#suppress = undefined;
       return Math.min(total, s.offset ?? total);

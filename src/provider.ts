@@ -66,8 +66,10 @@ export interface WireEvent {
   /** The decoded payload; becomes `rawEvent` on what it maps to. */
   data: unknown;
   /**
-   * A full-state poll snapshot without a cursor of its own (a fallback after a refused
-   * resume). It ends attach suppression: `map` emits only what its state still lacks.
+   * A full-state poll snapshot (a fallback after a refused resume). It ends attach
+   * suppression unless it carries the ref's own cursor (give a final snapshot a stable
+   * cursor such as `FINAL_CURSOR`, so a ref taken part-way through its events resumes
+   * after exactly those); `map` emits only what its state still lacks.
    */
   snapshot?: boolean;
 }

@@ -274,3 +274,42 @@ describe("ResearchJob delivery", () => {
     expect(JobAbortedError.isInstance(late) && late.code).toBe("timeout");
   });
 });
+
+describe("snapshot wire events on attach", () => {
+  // An engine whose replay is refused after a restart: it answers with one final snapshot.
+  const snapshotSession = (cursor: string | undefined): EngineSession => ({
+    jobId: "job_1",
+    resumable: true,
+    cursorRank: (c) => (Number.isFinite(Number(c)) ? Number(c) : undefined),
+    resumeState: () => ({}),
+    async *connect() {
+      yield { cursor, snapshot: true, data: "final" };
+    },
+    map: () => [
+      { type: "text", delta: "rest of the report" },
+      { type: "citation", citation: { url: "https://example.org/a" } },
+      { type: "citation", citation: { url: "https://example.org/b" } },
+      { type: "status", status: "completed" },
+    ],
+  });
+  const ref = (cursor: string, cursorOffset?: number): JobRef => ({
+    v: 1,
+    provider: "openai",
+    model: "openai:gpt-5.5-pro",
+    jobId: "job_1",
+    cursor,
+    ...(cursorOffset && { cursorOffset }),
+    createdAt: new Date().toISOString(),
+    resume: {},
+  });
+
+  it("a snapshot under another cursor ends suppression: everything in it is delivered", async () => {
+    const events = await collect(job(snapshotSession("final"), { ref: ref("41") }));
+    expect(events.map((e) => e.type)).toEqual(["text", "citation", "citation", "status", "done"]);
+  });
+
+  it("a snapshot under the ref's own cursor resumes after the events already delivered from it", async () => {
+    const events = await collect(job(snapshotSession("final"), { ref: ref("final", 2) }));
+    expect(events.map((e) => e.type)).toEqual(["citation", "status", "done"]);
+  });
+});
