@@ -29,6 +29,13 @@ const ResumeState = z.object({
   includeThinking: z.boolean().optional(),
   polling: z.boolean().optional(),
   endedAt: z.string().optional(),
+  last: z
+    .object({
+      cursor: z.string(),
+      text: z.number().int().nonnegative(),
+      citations: z.number().int().nonnegative(),
+    })
+    .optional(),
 });
 
 function modelOf(ref: JobRef): ModelInfo {
@@ -46,6 +53,36 @@ function resumeOf(ref: JobRef): z.infer<typeof ResumeState> {
     throw new InvalidRefError(field, `Invalid ref: field "${field}": ${issue.message}.`);
   }
   return parsed.data;
+}
+
+/**
+ * What was delivered before the ref's position. `resume` counts everything its last batch
+ * mapped to; a ref taken part-way through that batch (`cursorOffset`) had delivered only
+ * its first events (text first, then citations: see map.ts), so the rest is taken off.
+ * When that batch ended the job, it is replayed whole under the ref's cursor, where the
+ * core skips the events already delivered: the counts then stop before it (`atEnd`).
+ */
+function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>) {
+  let reportLength = resume.reportLength ?? 0;
+  let citations = resume.citations ?? 0;
+  const last = resume.last?.cursor === ref.cursor ? resume.last : undefined;
+  const ending = resume.endedAt !== undefined && ref.cursor === resume.endedAt;
+  // An older ref without `last` cannot say what of its ending was delivered: its ending is not replayed.
+  const atEnd = ending && (ref.cursorOffset === undefined || last !== undefined);
+  if (ref.cursorOffset !== undefined && last) {
+    if (atEnd) {
+      reportLength -= last.text;
+      citations -= last.citations;
+    } else {
+      const textSlot = last.text > 0 ? 1 : 0;
+      if (ref.cursorOffset < textSlot) reportLength -= last.text;
+      citations -= last.citations - Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
+    }
+  }
+  return {
+    delivered: { reportLength: Math.max(0, reportLength), citations: Math.max(0, citations) },
+    atEnd,
+  };
 }
 
 async function retrieve(ref: JobRef, context: ProviderContext): Promise<WireResponse> {
@@ -101,12 +138,14 @@ export const openaiAdapter: ResearchAdapter = {
       attached: {
         jobId: ref.jobId,
         cursor: ref.cursor,
-        delivered: { reportLength: resume.reportLength ?? 0, citations: resume.citations ?? 0 },
+        ...attachPoint(ref, resume),
+        resume: {
+          reportLength: resume.reportLength ?? 0,
+          citations: resume.citations ?? 0,
+          ...(resume.last && { last: resume.last }),
+        },
         ...(resume.polling && { polling: true }),
-        ...(resume.endedAt !== undefined && {
-          endedAt: resume.endedAt,
-          whole: ref.cursor === resume.endedAt && ref.cursorOffset === undefined,
-        }),
+        ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
       },
     });
   },

@@ -49,6 +49,13 @@ export interface EmittedCounts {
   citations: number;
 }
 
+/** The text length and citation count of the last wire event that mapped to events, and its cursor. */
+export interface LastBatch {
+  cursor: string | undefined;
+  text: number;
+  citations: number;
+}
+
 const statusOf: Record<string, JobStatus> = {
   queued: "queued",
   in_progress: "running",
@@ -268,6 +275,7 @@ export class ResponseMapper {
   #searches = new Set<string>();
   #thinkingKey: string | undefined;
   #errorEmitted = false;
+  #lastBatch: LastBatch | undefined;
 
   constructor(options: MapperOptions) {
     this.#options = options;
@@ -284,7 +292,30 @@ export class ResponseMapper {
     return { reportLength: this.#report.length, citations: this.#citations };
   }
 
+  /**
+   * The last batch that mapped to events. A batch lists its text (one event at most) first,
+   * then its citations (a final snapshot's `created` may precede them: it always ends the
+   * job, so it is replayed whole): with a ref's `cursorOffset` this tells how much was delivered.
+   */
+  get lastBatch(): LastBatch | undefined {
+    return this.#lastBatch;
+  }
+
   map(wire: WireEvent): MappedEvent[] {
+    const events = this.#map(wire);
+    if (events.length > 0) {
+      let text = 0;
+      let citations = 0;
+      for (const event of events) {
+        if (event.type === "text") text += event.delta.length;
+        if (event.type === "citation") citations++;
+      }
+      this.#lastBatch = { cursor: wire.cursor, text, citations };
+    }
+    return events;
+  }
+
+  #map(wire: WireEvent): MappedEvent[] {
     const data = wire.data as { type?: unknown; object?: unknown; id?: unknown } | null;
     if (data && data.type === "sonde.delivered") return this.#delivered(data as unknown as DeliveredPrefix);
     // A polled Response object (stream events all have a `type`; Responses have none).
@@ -548,8 +579,8 @@ export class ResponseMapper {
   #terminal(response: WireResponse, fallback: JobStatus): MappedEvent[] {
     this.jobId ??= response.id;
     const out: MappedEvent[] = [];
-    for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
     const final = reportOf(response);
+    // Text first, then citations (see `lastBatch`).
     if (final.text.length > this.#report.length) {
       if (final.text.startsWith(this.#report)) {
         const rest = final.text.slice(this.#report.length);
@@ -561,6 +592,7 @@ export class ResponseMapper {
         );
       }
     }
+    for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
     for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
     this.#citations = Math.max(this.#citations, final.citations.length);
     for (const id of final.searchIds) this.#searches.add(id);

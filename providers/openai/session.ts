@@ -20,7 +20,7 @@ import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseRetryAfter } from "../../src/transport/retry.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
-import { type EmittedCounts, ResponseMapper } from "./map.js";
+import { type EmittedCounts, type LastBatch, ResponseMapper } from "./map.js";
 import { isTerminalWireStatus, terminalEventTypes, WireResponse } from "./wire.js";
 
 /** Streams that end cleanly without a terminal event before Sonde polls instead. */
@@ -35,17 +35,21 @@ export interface SessionInit {
   /** Set when starting: the create body. */
   body?: Record<string, unknown>;
   /**
-   * Set when attaching. `polling`: the job had fallen back to polling (so its stream is not replayed).
-   * `endedAt`: the cursor of the streamed event that ended the job; `whole`: the ref was taken
-   * on that event with all of its events delivered.
+   * Set when attaching. `delivered`: what was delivered before the ref's position (see the
+   * adapter's `attachPoint`); `resume`: the ref's own counts, kept as they were until the
+   * job is past the ref. `polling`: the job had fallen back to polling (so its stream is not
+   * replayed). `endedAt`: the cursor of the streamed event that ended the job; `atEnd`: the
+   * ref was taken on that event, whose batch is then replayed under the ref's cursor (the
+   * core skips what of it was delivered), with `delivered` counting up to it.
    */
   attached?: {
     jobId: string;
     cursor: string | undefined;
     delivered: EmittedCounts;
+    resume: EmittedCounts & { last?: LastBatch };
     polling?: boolean;
     endedAt?: string;
-    whole?: boolean;
+    atEnd?: boolean;
   };
 }
 
@@ -62,8 +66,12 @@ export class OpenAISession implements EngineSession {
   readonly #refCursor: string | undefined;
   readonly #delivered: EmittedCounts;
   readonly #includeThinking: boolean;
-  /** Everything up to the job's end was delivered before the ref was taken. */
-  readonly #endDelivered: boolean;
+  /** The ref's own `resume` counts (attached): what a new ref says until the job is past the ref. */
+  readonly #refResume: (EmittedCounts & { last?: LastBatch }) | undefined;
+  /** The job has reached the ref's position: a new ref describes what this session delivered. */
+  #pastRef: boolean;
+  /** The ref was taken on the event that ended the job: its batch is replayed under the ref's cursor. */
+  readonly #atEnd: boolean;
   /** Cursor of the streamed event that ended the job. */
   #endedAt: string | undefined;
   #jobId: string | undefined;
@@ -87,7 +95,9 @@ export class OpenAISession implements EngineSession {
     this.#refCursor = init.attached?.cursor;
     this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
     this.#endedAt = init.attached?.endedAt;
-    this.#endDelivered = this.#endedAt !== undefined && init.attached?.whole === true;
+    this.#atEnd = this.#endedAt !== undefined && init.attached?.atEnd === true;
+    this.#refResume = init.attached?.resume;
+    this.#pastRef = this.#refCursor === undefined;
     if (this.#jobId) this.#submitted = true;
     this.#fallback = init.attached?.polling === true && !this.#pollOnly;
   }
@@ -105,9 +115,18 @@ export class OpenAISession implements EngineSession {
   /** How much of the report was delivered, for a poll fallback after attach (no secret here). */
   resumeState(): Record<string, unknown> {
     const emitted = this.#mapper.emitted;
+    const last = this.#mapper.lastBatch;
+    // Until the job reaches the ref's position, what was delivered is what the ref said.
+    const counts =
+      !this.#pastRef && this.#refResume
+        ? this.#refResume
+        : {
+            reportLength: Math.max(emitted.reportLength, this.#delivered.reportLength),
+            citations: Math.max(emitted.citations, this.#delivered.citations),
+            ...(last?.cursor !== undefined && { last }),
+          };
     return {
-      reportLength: Math.max(emitted.reportLength, this.#delivered.reportLength),
-      citations: Math.max(emitted.citations, this.#delivered.citations),
+      ...counts,
       // Only when turned off, so an attached job keeps the same events.
       ...(!this.#includeThinking && { includeThinking: false }),
       // Delivered text came from a snapshot, not the stream: replaying the stream would repeat it.
@@ -117,11 +136,21 @@ export class OpenAISession implements EngineSession {
   }
 
   map(wire: WireEvent): MappedEvent[] {
+    if (!this.#pastRef) this.#pastRef = this.#reachesRef(wire);
     const ended = this.#mapper.terminal;
     const events = this.#mapper.map(wire);
     // A snapshot has no cursor: only a streamed ending can be matched with a ref's cursor.
     if (!ended && this.#mapper.terminal && wire.cursor !== undefined) this.#endedAt = wire.cursor;
     return events;
+  }
+
+  /** Whether the core delivers this wire event's events (in part, or all): as its attach suppression decides. */
+  #reachesRef(wire: WireEvent): boolean {
+    if (wire.snapshot || wire.cursor === undefined) return wire.snapshot === true;
+    if (wire.cursor === this.#refCursor) return true;
+    const rank = this.cursorRank(wire.cursor);
+    const refRank = this.#refCursor === undefined ? undefined : this.cursorRank(this.#refCursor);
+    return rank !== undefined && refRank !== undefined && rank > refRank;
   }
 
   async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
@@ -278,8 +307,8 @@ export class OpenAISession implements EngineSession {
       const rank = this.cursorRank(this.#refCursor);
       yield { cursor: rank === undefined ? this.#refCursor : String(rank - 0.5), data: prefix };
     }
-    if (this.#endDelivered) {
-      // Its ending (usage, status) was delivered too: under the ref's cursor, the core suppresses it.
+    if (this.#atEnd) {
+      // The ref was taken on the job's ending: under the ref's cursor, the core skips what of it was delivered.
       yield { cursor: this.#refCursor, data };
       return;
     }

@@ -860,7 +860,12 @@ describe("refs", () => {
     await job.result();
     const ref = job.toRef();
     expect(JSON.stringify(ref)).not.toContain(KEY);
-    expect(ref.resume).toEqual({ reportLength: expect.any(Number), citations: 3, endedAt: "114" });
+    expect(ref.resume).toEqual({
+      reportLength: expect.any(Number),
+      citations: 3,
+      endedAt: "114",
+      last: { cursor: "114", text: 0, citations: 0 },
+    });
     const error = (() => {
       try {
         makeClient().research.attach({ ...ref, resume: { reportLength: "lots" } });
@@ -886,4 +891,137 @@ describe("refs", () => {
     expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
     expect(posts()).toHaveLength(1);
   });
+});
+
+describe("refs taken part-way through one wire event", () => {
+  const RESP = "resp_5ee0000000000000000000000000000b";
+  const MSG = "msg_5ee00000000000000000000b";
+  const REPORT = "Alpha beta gamma delta.";
+  const annotations = [
+    { type: "url_citation", start_index: 0, end_index: 5, url: "https://a.example/", title: "A" },
+    { type: "url_citation", start_index: 11, end_index: 16, url: "https://b.example/", title: "B" },
+    { type: "url_citation", start_index: 17, end_index: 22, url: "https://c.example/", title: "C" },
+  ];
+  const response = (status: string, output: unknown[] = [], usage: unknown = null) => ({
+    id: RESP,
+    object: "response",
+    status,
+    background: true,
+    model: "o4-mini-deep-research-2025-06-26",
+    output,
+    usage,
+  });
+  const message = {
+    id: MSG,
+    type: "message",
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text: REPORT, annotations }],
+  };
+  const usage = { input_tokens: 100, output_tokens: 50, output_tokens_details: { reasoning_tokens: 10 } };
+  const finished = response("completed", [message], usage);
+  const item = { item_id: MSG, output_index: 0, content_index: 0 };
+  /** `text` holds the first deltas; the last two annotations wait for text that only `output_text.done` brings. */
+  /** `deltas`, then the three annotations (the last two wait for text not streamed yet), then the end. */
+  const events = (deltas: string[], { textDone = true } = {}) =>
+    [
+      { type: "response.created", response: response("queued") },
+      { type: "response.in_progress", response: response("in_progress") },
+      {
+        type: "response.output_item.added",
+        output_index: 0,
+        item: { id: MSG, type: "message", content: [] },
+      },
+      {
+        type: "response.content_part.added",
+        ...item,
+        part: { type: "output_text", text: "", annotations: [] },
+      },
+      ...deltas.map((delta) => ({ type: "response.output_text.delta", ...item, delta })),
+      ...annotations.map((annotation, annotation_index) => ({
+        type: "response.output_text.annotation.added",
+        ...item,
+        annotation_index,
+        annotation,
+      })),
+      ...(textDone
+        ? [
+            { type: "response.output_text.done", ...item, text: REPORT },
+            { type: "response.output_item.done", output_index: 0, item: message },
+          ]
+        : []),
+      { type: "response.completed", response: finished },
+    ].map((event, sequence_number) => ({ ...event, sequence_number }));
+  const body = (list: Record<string, unknown>[]) =>
+    list.map((e) => `event: ${e.type as string}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+
+  /** Starts a streamed job, stops after `stop` events (the process dies), returns them and the ref. */
+  async function runUntil(transcript: Record<string, unknown>[], stop: (e: ResearchEvent) => boolean) {
+    server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
+    const job = makeClient().research.start({ model: STREAMING_MODEL, query: "q" });
+    const before: ResearchEvent[] = [];
+    for await (const event of job) {
+      before.push(event);
+      if (stop(event)) break;
+    }
+    server.resetHandlers();
+    return { before, ref: JSON.parse(JSON.stringify(job.toRef())) };
+  }
+
+  /** Attaches where the server refuses to replay the stream, so the job is followed by polling. */
+  async function attachRefused(ref: unknown) {
+    server.use(
+      http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
+        new URL(request.url).searchParams.get("stream") === "true"
+          ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })
+          : HttpResponse.json(finished),
+      ),
+    );
+    const job = makeClient().research.attach(ref);
+    return { after: await collect(job), result: await job.result() };
+  }
+
+  it("citations mapped from the same event as delivered text, but not yet delivered, come after attach with a refused replay", async () => {
+    // `output_text.done` brings the rest of the text and releases the two waiting citations.
+    const transcript = events(["Alpha beta "]);
+    const done = transcript.find((e) => e.type === "response.output_text.done")!;
+    const { before, ref } = await runUntil(
+      transcript,
+      (e) => e.type === "text" && e.cursor === String(done.sequence_number),
+    );
+    expect(ref).toMatchObject({ cursor: String(done.sequence_number), cursorOffset: 1 });
+    expect(ofType(before, "citation")).toHaveLength(1);
+
+    const { after, result } = await attachRefused(ref);
+    expect(textOf(before) + textOf(after)).toBe(REPORT);
+    const cited = [...before, ...after].filter((e) => e.type === "citation").map((e) => e.citation.url);
+    expect(cited).toEqual(annotations.map((a) => a.url));
+    expect(result.citations.map((c) => c.url)).toEqual(annotations.map((a) => a.url));
+    expect(after.map((e) => e.type)).toEqual(["citation", "citation", "usage", "status", "done"]);
+  });
+
+  it.each([
+    ["after its text", "text", ["citation", "citation", "usage", "status", "done"]],
+    ["between its usage and status", "usage", ["status", "done"]],
+  ] as const)(
+    "a ref taken part-way through the job's ending (%s), then a refused replay: the rest of it, once",
+    async (_label, stopType, rest) => {
+      // No `output_text.done`: `response.completed` brings the rest of the text and the two waiting citations.
+      const transcript = events(["Alpha beta "], { textDone: false });
+      const completed = String(transcript.at(-1)!.sequence_number);
+      const { before, ref } = await runUntil(
+        transcript,
+        (e) => e.type === stopType && e.cursor === completed,
+      );
+      expect(ref).toMatchObject({ cursor: completed, cursorOffset: expect.any(Number) });
+
+      const { after, result } = await attachRefused(ref);
+      expect(after.map((e) => e.type)).toEqual(rest);
+      expect(textOf(before) + textOf(after)).toBe(REPORT);
+      const cited = [...before, ...after].filter((e) => e.type === "citation").map((e) => e.citation.url);
+      expect(cited).toEqual(annotations.map((a) => a.url));
+      expect(result.citations.map((c) => c.url)).toEqual(annotations.map((a) => a.url));
+      expect(result.usage).toMatchObject({ inputTokens: 100, outputTokens: 40, reasoningTokens: 10 });
+    },
+  );
 });
