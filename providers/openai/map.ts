@@ -509,7 +509,8 @@ export class ResponseMapper {
     const part = this.#partOf(event);
     part.append(event.delta);
     this.#report += event.delta;
-    return [{ type: "text", delta: event.delta }];
+    // Annotations that were waiting for this text go out with it (after it: text first).
+    return [{ type: "text", delta: event.delta }, ...this.#flush(part, false)];
   }
 
   #annotation(event: WireStreamEvent): MappedEvent[] {

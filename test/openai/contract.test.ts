@@ -923,7 +923,7 @@ describe("refs taken part-way through one wire event", () => {
   const item = { item_id: MSG, output_index: 0, content_index: 0 };
   /** `text` holds the first deltas; the last two annotations wait for text that only `output_text.done` brings. */
   /** `deltas`, then the three annotations (the last two wait for text not streamed yet), then the end. */
-  const events = (deltas: string[], { textDone = true } = {}) =>
+  const events = (deltas: string[], { textDone = true, later = [] as string[] } = {}) =>
     [
       { type: "response.created", response: response("queued") },
       { type: "response.in_progress", response: response("in_progress") },
@@ -944,6 +944,7 @@ describe("refs taken part-way through one wire event", () => {
         annotation_index,
         annotation,
       })),
+      ...later.map((delta) => ({ type: "response.output_text.delta", ...item, delta })),
       ...(textDone
         ? [
             { type: "response.output_text.done", ...item, text: REPORT },
@@ -998,6 +999,35 @@ describe("refs taken part-way through one wire event", () => {
     expect(cited).toEqual(annotations.map((a) => a.url));
     expect(result.citations.map((c) => c.url)).toEqual(annotations.map((a) => a.url));
     expect(after.map((e) => e.type)).toEqual(["citation", "citation", "usage", "status", "done"]);
+  });
+
+  it("an annotation that arrived before its text is delivered as soon as that text has arrived", async () => {
+    const transcript = events(["Alpha beta "], { later: ["gamma ", "delta."] });
+    server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
+    const delivered = await collect(makeClient().research.start({ model: STREAMING_MODEL, query: "q" }));
+    const cursorOf = (delta: string) =>
+      String(transcript.find((e) => (e as { delta?: unknown }).delta === delta)!.sequence_number);
+    const around = delivered
+      .filter((e) => e.type === "text" || e.type === "citation")
+      .map((e) => (e.type === "text" ? e.delta : e.citation.url));
+    expect(around).toEqual([
+      "Alpha beta ",
+      "https://a.example/",
+      "gamma ",
+      "https://b.example/",
+      "delta.",
+      "https://c.example/",
+    ]);
+    // Each comes with the delta that completed its text, not at `output_text.done`.
+    expect(ofType(delivered, "citation").map((e) => e.cursor)).toEqual([
+      expect.any(String),
+      cursorOf("gamma "),
+      cursorOf("delta."),
+    ]);
+    const report = textOf(delivered);
+    expect(
+      ofType(delivered, "citation").map((e) => report.slice(e.citation.startIndex, e.citation.endIndex)),
+    ).toEqual(["Alpha", "gamma", "delta"]);
   });
 
   it.each([
