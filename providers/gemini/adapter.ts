@@ -15,6 +15,7 @@ import {
 } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { createHttpClient } from "../../src/transport/http.js";
+import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { classifyFailure, describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
 import { buildCreateBody, checkRequest } from "./request.js";
@@ -89,27 +90,34 @@ function resumeOf(ref: JobRef): z.infer<typeof ResumeState> {
 /**
  * What the ref says was delivered. When it was taken in the middle of a batch
  * (`cursorOffset`), the undelivered tail of that batch is taken off: a batch lists its
- * text first, then its citations (see map.ts).
+ * text first, then its citations (see map.ts). When that batch is the stored result
+ * (`FINAL_CURSOR`), it is replayed whole under the ref's cursor, where the core skips the
+ * events already delivered: the counts then stop before it.
  */
 function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPoint {
   let text = resume.text ?? 0;
   let citations = resume.citations ?? 0;
-  const last = resume.last;
-  if (ref.cursorOffset !== undefined && last && last.cursor === ref.cursor) {
-    const textSlot = last.text > 0 ? 1 : 0;
-    if (ref.cursorOffset < textSlot) text -= last.text;
-    const delivered = Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
-    citations -= last.citations - delivered;
+  const last = resume.last?.cursor === ref.cursor ? resume.last : undefined;
+  const ending = resume.endedAt !== undefined && ref.cursor === resume.endedAt;
+  const replayed = ending && ref.cursor === FINAL_CURSOR && last !== undefined;
+  if (ref.cursorOffset !== undefined && last) {
+    if (replayed) {
+      text -= last.text;
+      citations -= last.citations;
+    } else {
+      const textSlot = last.text > 0 ? 1 : 0;
+      if (ref.cursorOffset < textSlot) text -= last.text;
+      const delivered = Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
+      citations -= last.citations - delivered;
+    }
   }
   return {
     cursor: ref.cursor,
     text: Math.max(0, text),
     citations: Math.max(0, citations),
     ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
-    // Only when the ref was taken on the streamed terminal batch, delivered whole: nothing is left to send.
-    ...(resume.endedAt !== undefined &&
-      ref.cursor === resume.endedAt &&
-      ref.cursorOffset === undefined && { ended: true }),
+    // The ref was taken on the job's ending, delivered whole, or on the stored result: it is replayed.
+    ...(ending && (ref.cursorOffset === undefined || replayed) && { ended: true }),
   };
 }
 

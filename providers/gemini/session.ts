@@ -13,7 +13,7 @@ import {
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
 import { submitOnce } from "../../src/transport/http.js";
-import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
 import { GeminiMapper, type GeminiWire } from "./map.js";
@@ -30,7 +30,12 @@ export interface AttachPoint {
   text: number;
   /** Citation events already delivered. */
   citations: number;
-  /** Every event up to the job's end was delivered (the ref was taken on its streamed terminal batch, whole). */
+  /**
+   * The ref was taken on the batch that ended the job: its streamed terminal batch, all of it
+   * delivered, or the stored result (`FINAL_CURSOR`), in part or whole, with `text` and
+   * `citations` counting up to it. That batch is replayed under the ref's cursor; the core
+   * skips what of it was delivered.
+   */
   ended?: boolean;
   /** Cursor of the streamed event that ended the job, as the ref's `resume` had it. */
   endedAt?: string | undefined;
@@ -136,7 +141,9 @@ export class GeminiSession implements EngineSession {
 
   map(wire: GeminiWire): MappedEvent[] {
     const attach = this.#init.attach;
-    if (attach?.cursor !== undefined && wire.cursor === attach.cursor) this.#pastRef = true;
+    // Where the core's attach suppression ends: at the ref's cursor, or at any other snapshot.
+    if (attach?.cursor !== undefined && (wire.cursor === attach.cursor || wire.snapshot))
+      this.#pastRef = true;
     if (wire.cursor !== undefined && !wire.standIn) this.#lastEventId = wire.cursor;
     const ended = this.#mapper.terminal;
     const events = this.#mapper.map(wire);
@@ -358,11 +365,19 @@ export class GeminiSession implements EngineSession {
         local: { kind: "catch-up", text: attach.text, citations: attach.citations },
       };
       if (attach.ended) {
-        // The ending (usage, status) was delivered too: under the ref's cursor, the core suppresses it.
+        // The ref was taken on the ending: under the ref's cursor, the core skips what of it was delivered.
         yield { cursor: attach.cursor, data: interaction, standIn: true, local: { kind: "snapshot", error } };
         return;
       }
     }
-    yield { data: interaction, snapshot: true, local: { kind: "snapshot", error } };
+    // A stable cursor, so that a ref taken part-way through its events can resume after them
+    // (a stand-in: never sent back as `last_event_id`).
+    yield {
+      cursor: FINAL_CURSOR,
+      data: interaction,
+      snapshot: true,
+      standIn: true,
+      local: { kind: "snapshot", error },
+    };
   }
 }

@@ -14,6 +14,7 @@ import {
   RateLimitError,
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
+import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import {
   blocks,
   client,
@@ -126,7 +127,10 @@ describe("gemini: drops and resume", () => {
     expect(requests.filter((r) => r.url.searchParams.get("stream") === "true")).toHaveLength(1);
     expect(requests.filter((r) => r.method === "GET" && !r.url.searchParams.has("stream"))).toHaveLength(4);
     // Each poll that finds the interaction running is a status heartbeat.
-    const lastText = events.findLastIndex((e) => e.type === "text" && e.cursor !== undefined);
+    // The last streamed text (the stored result's events carry FINAL_CURSOR).
+    const lastText = events.findLastIndex(
+      (e) => e.type === "text" && e.cursor !== undefined && e.cursor !== FINAL_CURSOR,
+    );
     expect(events.slice(lastText).filter((e) => e.type === "status" && e.status === "running")).toHaveLength(
       2,
     );

@@ -152,6 +152,45 @@ describe("gemini: restart and attach", () => {
     expect(result.usage.searches).toBe(78);
   });
 
+  it.each([
+    ["after its text", "text"],
+    ["after its first citation", "citation"],
+    ["after its usage", "usage"],
+  ] as const)(
+    "a ref taken part-way through the stored result's events (%s) resumes after exactly those",
+    async (_label, stopType) => {
+      // The stream drops once the job has finished: the rest comes from the stored interaction, as one batch.
+      const script = () => ({
+        create: () => droppedResponse(blocks(research).slice(0, 26).join("")),
+        get: () => HttpResponse.json(stored),
+      });
+      server.use(...geminiServer(script()).handlers);
+      const whole = await collect(client().research.start({ model, query: "q" }));
+      const fromStored = (e: ResearchEvent) => (e.rawEvent as { steps?: unknown }).steps !== undefined;
+      expect(whole.filter((e) => e.type === stopType && fromStored(e))).not.toHaveLength(0);
+      server.resetHandlers();
+
+      server.use(...geminiServer(script()).handlers);
+      const job = client().research.start({ model, query: "q" });
+      const before: ResearchEvent[] = [];
+      for await (const event of job) {
+        before.push(event);
+        if (event.type === stopType && fromStored(event)) break; // the process dies here
+      }
+      const ref = JSON.parse(JSON.stringify(job.toRef())) as JobRef;
+      server.resetHandlers();
+
+      server.use(...geminiServer({ get: () => HttpResponse.json(stored) }).handlers);
+      const attached = client().research.attach(ref);
+      const rest = await collect(attached);
+      // Together, exactly the uninterrupted run: nothing lost, nothing twice.
+      expect(strip([...before, ...rest])).toEqual(strip(whole));
+      const result = await attached.result();
+      expect(result.report).toBe(reportOf(whole));
+      expect(result.citations).toHaveLength(4);
+    },
+  );
+
   it("a ref taken after a drop and an automatic resume attaches cleanly too", async () => {
     const expected = await baseline();
     const { handlers } = geminiServer({
