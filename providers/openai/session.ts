@@ -139,7 +139,7 @@ export class OpenAISession implements EngineSession {
     if (!this.#pastRef) this.#pastRef = this.#reachesRef(wire);
     const ended = this.#mapper.terminal;
     const events = this.#mapper.map(wire);
-    // A snapshot has no cursor: only a streamed ending can be matched with a ref's cursor.
+    // A streamed ending has its event's cursor; a final snapshot has FINAL_CURSOR.
     if (!ended && this.#mapper.terminal && wire.cursor !== undefined) this.#endedAt = wire.cursor;
     return events;
   }
@@ -304,15 +304,20 @@ export class OpenAISession implements EngineSession {
     // then the rest ends suppression as a snapshot.
     const prefix = this.#mapper.deliveredPrefix(response, this.#delivered);
     if (prefix && this.#refCursor !== undefined) {
+      // Just before the ref's position (an opaque one such as FINAL_CURSOR: any other name).
       const rank = this.cursorRank(this.#refCursor);
-      yield { cursor: rank === undefined ? this.#refCursor : String(rank - 0.5), data: prefix };
+      yield {
+        cursor: rank === undefined ? `${this.#refCursor}:delivered` : String(rank - 0.5),
+        data: prefix,
+      };
     }
     if (this.#atEnd) {
       // The ref was taken on the job's ending: under the ref's cursor, the core skips what of it was delivered.
       yield { cursor: this.#refCursor, data };
       return;
     }
-    const snapshot: SnapshotEvent = { data, snapshot: true };
+    // A stable cursor, so that a ref taken part-way through its events can resume after them.
+    const snapshot: SnapshotEvent = { cursor: FINAL_CURSOR, data, snapshot: true };
     yield snapshot;
   }
 }

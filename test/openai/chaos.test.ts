@@ -10,6 +10,7 @@ import { IndeterminateSubmissionError, JobAbortedError } from "../../src/errors.
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
 import type { JobRef } from "../../src/ref.js";
+import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { type Loopback, type RecordedRequest, startLoopback, writeThenCut } from "../helpers/loopback.js";
 import {
   collect,
@@ -269,7 +270,10 @@ describe("falling back to polling", () => {
     expect(result.citations).toEqual(baseline.result.citations);
     expect(result.usage).toEqual(baseline.result.usage);
     const cutIndex = lastCompleteEvent(transcript, cut);
-    const afterCut = events.filter((e) => e.cursor === undefined && e.type !== "done");
+    // Polled: heartbeats have no cursor, the final snapshot's events FINAL_CURSOR.
+    const afterCut = events.filter(
+      (e) => (e.cursor === undefined || e.cursor === FINAL_CURSOR) && e.type !== "done",
+    );
     // A heartbeat for the running poll, then the rest of the report as one text event.
     expect(afterCut.map((e) => e.type)).toEqual([
       "status",

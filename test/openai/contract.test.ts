@@ -958,7 +958,8 @@ describe("refs taken part-way through one wire event", () => {
 
   /** Starts a streamed job, stops after `stop` events (the process dies), returns them and the ref. */
   async function runUntil(transcript: Record<string, unknown>[], stop: (e: ResearchEvent) => boolean) {
-    server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
+    // An empty transcript: the caller has installed the server already.
+    if (transcript.length > 0) server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
     const job = makeClient().research.start({ model: STREAMING_MODEL, query: "q" });
     const before: ResearchEvent[] = [];
     for await (const event of job) {
@@ -1052,6 +1053,51 @@ describe("refs taken part-way through one wire event", () => {
       expect(cited).toEqual(annotations.map((a) => a.url));
       expect(result.citations.map((c) => c.url)).toEqual(annotations.map((a) => a.url));
       expect(result.usage).toMatchObject({ inputTokens: 100, outputTokens: 40, reasoningTokens: 10 });
+    },
+  );
+
+  it.each([
+    ["after its text", "text"],
+    ["after its first citation", "citation"],
+    ["after its usage", "usage"],
+  ] as const)(
+    "a ref taken part-way through the final poll snapshot (%s) after a cut and a refused resume: the rest of it, once",
+    async (_label, stopType) => {
+      const transcript = events(["Alpha beta "]);
+      const cutAfter = transcript.findIndex((e) => e.type === "response.output_text.delta");
+      // The stream is cut after the first delta; the resume is refused, so the job is polled to its end.
+      const script = () => {
+        server.use(
+          http.post(`${BASE}/responses`, () => {
+            const bytes = new TextEncoder().encode(body(transcript.slice(0, cutAfter + 1)));
+            const stream = new ReadableStream<Uint8Array>({
+              start(controller) {
+                controller.enqueue(bytes);
+                setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
+              },
+            });
+            return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
+          }),
+          http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
+            new URL(request.url).searchParams.get("stream") === "true"
+              ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })
+              : HttpResponse.json(finished),
+          ),
+        );
+      };
+      script();
+      const whole = await collect(makeClient().research.start({ model: STREAMING_MODEL, query: "q" }));
+      const fromPoll = (e: ResearchEvent) => (e.rawEvent as { object?: unknown }).object === "response";
+      expect(whole.filter((e) => e.type === stopType && fromPoll(e))).not.toHaveLength(0);
+      server.resetHandlers();
+
+      script();
+      const { before, ref } = await runUntil([], (e) => e.type === stopType && fromPoll(e));
+      const { after, result } = await attachRefused(ref);
+      const strip = (list: ResearchEvent[]) => list.map(({ seq: _seq, ...rest }) => rest);
+      // Together, exactly the uninterrupted run: nothing lost, nothing twice.
+      expect(strip([...before, ...after])).toEqual(strip(whole));
+      expect(result.citations.map((c) => c.url)).toEqual(annotations.map((a) => a.url));
     },
   );
 });
