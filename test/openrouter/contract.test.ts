@@ -387,6 +387,82 @@ describe("openrouter: streamed research", () => {
     ]);
   });
 
+  it("places a [n] marker that a chunk boundary splits, whichever character the next delta starts with", async () => {
+    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "gen-split", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const annotation = (url: string) => ({
+      type: "url_citation",
+      url_citation: { url, title: url.slice(8), start_index: 0, end_index: 0 },
+    });
+    serve(
+      chunk({
+        content: "",
+        annotations: [annotation("https://example.org/a"), annotation("https://example.com/b")],
+      }) +
+        chunk({ content: "Duties moved to 2027 [" }) +
+        chunk({ content: "1]; thresholds slipped [2" }) +
+        chunk({ content: "]." }) +
+        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
+        "data: [DONE]\n\n",
+    );
+    const result = await client()
+      .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
+      .result();
+    const report = "Duties moved to 2027 [1]; thresholds slipped [2].";
+    expect(result.report).toBe(report);
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.org/a",
+        title: "example.org/a",
+        startIndex: report.indexOf("[1]"),
+        endIndex: report.indexOf("[1]") + 3,
+      },
+      {
+        url: "https://example.com/b",
+        title: "example.com/b",
+        startIndex: report.indexOf("[2]"),
+        endIndex: report.indexOf("[2]") + 3,
+      },
+    ]);
+  });
+
+  it("a positioned annotation that arrives before its text gets no guessed position, and is placed when it is repeated after the text", async () => {
+    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: "gen-early", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const text = "Passports 🔋 start in 2027 ([example.org](https://example.org/passport)).";
+    const link = "([example.org](https://example.org/passport))";
+    // Code points, OpenAI's unit: the battery emoji is one code point but two UTF-16 units.
+    const start = [...text.slice(0, text.indexOf(link))].length;
+    const annotation = {
+      type: "url_citation",
+      url_citation: {
+        url: "https://example.org/passport",
+        title: "Battery passport",
+        start_index: start,
+        end_index: start + link.length,
+      },
+    };
+    serve(
+      chunk({ content: "Passports 🔋 ", annotations: [annotation] }) +
+        chunk({ content: text.slice("Passports 🔋 ".length) }) +
+        chunk({ content: "", annotations: [annotation] }) +
+        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
+        "data: [DONE]\n\n",
+    );
+    const result = await client()
+      .research.start({ model: "openrouter:openai/o4-mini-deep-research", query })
+      .result();
+    expect(result.report).toBe(text);
+    expect(result.citations).toEqual([
+      {
+        url: "https://example.org/passport",
+        title: "Battery passport",
+        startIndex: text.indexOf(link),
+        endIndex: text.indexOf(link) + link.length,
+      },
+    ]);
+  });
+
   it("ignores chunks and annotation kinds it does not know, without failing the job", async () => {
     const sse =
       ": OPENROUTER PROCESSING\n\n" +
