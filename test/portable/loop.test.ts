@@ -352,7 +352,7 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
       while (new TextEncoder().encode(text).length < 25_000) text += ".";
       return { url: `https://stats.example.org/big/${n}`, title: `Big report ${n}`, text };
     };
-    const pages = [big(1), { ...big(1), url: "https://mirror.example.org/big/1" }, big(2), big(3)];
+    const pages = [big(1), { ...big(1), url: "https://mirror.example.org/big/1" }, big(2), big(3), big(4)];
     const { chat, client } = setup({}, pages);
     const job = client.research.start({
       model: MODEL,
@@ -363,13 +363,21 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
     const retained = chat.calls.filter((c) => c.task === "extract").flatMap((c) => [...c.sources.values()]);
     expect(retained).toHaveLength(3); // the mirror's identical text counted once
     expect(retained.reduce((n, text) => n + new TextEncoder().encode(text).length, 0)).toBe(60_000);
-    const gap = gapsOf(events).find((g) => g.kind === "corpus-limit");
-    expect(gap).toEqual({
-      kind: "corpus-limit",
-      detail:
-        "Only the first 10,000 of 25,000 bytes of https://stats.example.org/big/3 were kept: the retained corpus is capped at 60,000 UTF-8 bytes.",
-      source: "https://stats.example.org/big/3",
-    });
+    // One gap per source cut short or left out; a page that finds the corpus full is not dropped silently.
+    expect(gapsOf(events).filter((g) => g.kind === "corpus-limit")).toEqual([
+      {
+        kind: "corpus-limit",
+        detail:
+          "Only the first 10,000 of 25,000 bytes of https://stats.example.org/big/3 were kept: the retained corpus is capped at 60,000 UTF-8 bytes.",
+        source: "https://stats.example.org/big/3",
+      },
+      {
+        kind: "corpus-limit",
+        detail:
+          "https://stats.example.org/big/4 was not kept: the retained corpus is full (60,000 UTF-8 bytes); 25,000 bytes dropped.",
+        source: "https://stats.example.org/big/4",
+      },
+    ]);
   });
 
   it("turns an exhausted model-call budget into a partial report with gaps, never an exception", async () => {
