@@ -171,7 +171,7 @@ describe("ResearchJob delivery", () => {
   it("attach from a ref taken mid-batch delivers exactly the rest: the two halves equal one uninterrupted run", async () => {
     const s: FakeScript = { events: script(25) };
     const expected = await baseline(s);
-    for (const stopAt of [1, 2, 3, 10, expected.length - 3]) {
+    for (const stopAt of [0, 1, 2, 3, 10, expected.length - 3]) {
       const first = job(fakeSession(s));
       const before: ResearchEvent[] = [];
       let ref: JobRef | undefined;

@@ -211,6 +211,19 @@ describe("gemini: drops and resume", () => {
       error: { code: "indeterminate_submission", retryable: false },
     });
   });
+
+  it("the start POST is never repeated after a reset before any answer (no status line came back)", async () => {
+    const { handlers, requests } = geminiServer({ create: () => HttpResponse.error() });
+    server.use(...handlers);
+    const job = client().research.start({ model, query: "q" });
+    const events = await collect(job);
+    const error = await job.result().catch((e) => e);
+    expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
+    expect(error.message).toMatch(/did not resend/);
+    expect(requests.filter((r) => r.method === "POST")).toHaveLength(1);
+    expect(events.map((e) => e.type)).toEqual(["error", "done"]);
+    expect(events[0]).toMatchObject({ error: { code: "indeterminate_submission", retryable: false } });
+  });
 });
 
 describe("gemini: errors and endings", () => {
