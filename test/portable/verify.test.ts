@@ -43,6 +43,13 @@ describe("quotation check", () => {
         source,
       ).ok,
     ).toBe(false);
+    // Exact means exact: a change of case (a proper name, an acronym) is not the source's wording.
+    expect(
+      checkQuote(
+        "in 2024 the Automatic Counter on the River Bridge recorded an average of 1,250 bicycle commuters",
+        source,
+      ),
+    ).toEqual({ ok: false, reason: "not found verbatim in the source" });
     expect(checkQuote("1,250 bicycle commuters", source)).toEqual({
       ok: false,
       reason: "too short to be evidence (needs 5 words, 25 characters)",
