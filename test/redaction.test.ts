@@ -8,6 +8,7 @@ import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Sonde } from "../src/index.js";
+import { redactValue } from "../src/redact.js";
 import { adapters } from "../src/registry.js";
 import { clearMocks, mockResearch } from "../src/testing/index.js";
 
@@ -131,5 +132,32 @@ describe("no key in any output", () => {
     }
     assertClean("client JSON", JSON.stringify(c));
     assertClean("client inspect", inspect(c, { depth: 10, showHidden: true }));
+  });
+});
+
+describe("redactValue", () => {
+  it("scrubs credential-named fields whatever their value looks like, and leaves the rest", () => {
+    // Values that match no known key shape and were never registered: only the field name gives them away.
+    const echoed = {
+      request: {
+        headers: { Authorization: "tok.unregistered.0001", "X-Goog-Api-Key": "gk-unregistered-0002" },
+        api_key: "plain-unregistered-0003",
+      },
+      attempts: [{ "x-api-key": "xk-unregistered-0004", apiKey: "ak-unregistered-0005" }],
+      message: "quota exceeded",
+      code: 429,
+    };
+    const scrubbed = redactValue(echoed);
+    for (const value of ["0001", "0002", "0003", "0004", "0005"])
+      expect(JSON.stringify(scrubbed)).not.toContain(value);
+    expect(scrubbed).toEqual({
+      request: {
+        headers: { Authorization: "[redacted]", "X-Goog-Api-Key": "[redacted]" },
+        api_key: "[redacted]",
+      },
+      attempts: [{ "x-api-key": "[redacted]", apiKey: "[redacted]" }],
+      message: "quota exceeded",
+      code: 429,
+    });
   });
 });

@@ -711,6 +711,25 @@ describe("poll-only models (gpt-5.5-pro)", () => {
     expect((await job.result()).report).toBe(expected.report);
   });
 
+  it("a poll answered with Retry-After waits that long before the next GET (the backoff alone is shorter)", async () => {
+    const gets: number[] = [];
+    server.use(
+      http.post(`${BASE}/responses`, () => HttpResponse.json(fixtureJson("poll/pro.queued.json"))),
+      http.get(`${BASE}/responses/:id`, () => {
+        gets.push(performance.now());
+        return gets.length === 1
+          ? HttpResponse.json(fixtureJson("poll/pro.in-progress.json"), {
+              headers: { "retry-after-ms": "150" },
+            })
+          : HttpResponse.json(fixtureJson("poll/pro.completed.json"));
+      }),
+    );
+    const result = await makeClient().research.start({ model: POLL_MODEL, query: "q" }).result();
+    expect(result.status).toBe("completed");
+    expect(gets).toHaveLength(2);
+    expect(gets[1]! - gets[0]!, "polled again before the server's Retry-After").toBeGreaterThanOrEqual(145);
+  });
+
   it("a terminal `incomplete` poll maps to status incomplete with a gap", async () => {
     pollServer(["poll/pro.incomplete.json"]);
     const job = makeClient().research.start({ model: POLL_MODEL, query: "q" });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { AuthenticationError, ProviderUnavailableError, RateLimitError } from "../../src/errors.js";
 import { errorFromFailure, failureFromResponse } from "../../src/transport/http.js";
-import { parseRetryAfter, withRetry } from "../../src/transport/retry.js";
+import { pollUntilTerminal } from "../../src/transport/poll.js";
+import { parseRetryAfter, pollDelay, withRetry } from "../../src/transport/retry.js";
 
 describe("parseRetryAfter", () => {
   const now = new Date("2026-11-29T12:00:00Z");
@@ -91,5 +92,39 @@ describe("withRetry", () => {
       ),
     ).rejects.toBeInstanceOf(ProviderUnavailableError);
     expect(calls).toBe(3);
+  });
+});
+
+describe("polling", () => {
+  const policy = { attempts: 2, minDelayMs: 1, maxDelayMs: 5 };
+
+  it("waits the server's Retry-After between polls, not the shorter backoff", async () => {
+    const times: number[] = [];
+    const seen: number[] = [];
+    for await (const value of pollUntilTerminal({
+      provider: "hosted",
+      fetch: async () => {
+        times.push(performance.now());
+        return { value: times.length, retryAfterMs: 120 };
+      },
+      isTerminal: (value) => value >= 2,
+      policy,
+      signal: new AbortController().signal,
+      immediate: true,
+    }))
+      seen.push(value);
+    expect(seen).toEqual([1, 2]);
+    expect(times[1]! - times[0]!, "the second poll came before Retry-After").toBeGreaterThanOrEqual(115);
+  });
+
+  it("pollDelay: a Retry-After wins even above maxDelayMs; without one, jittered backoff within the ceiling", () => {
+    expect(pollDelay(0, policy, 120)).toBe(120);
+    expect(pollDelay(3, { attempts: 2, minDelayMs: 100, maxDelayMs: 1_000 }, 0)).toBe(0);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const ceiling = Math.min(1_000, 100 * 2 ** attempt);
+      const delay = pollDelay(attempt, { attempts: 2, minDelayMs: 100, maxDelayMs: 1_000 });
+      expect(delay).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(delay).toBeLessThanOrEqual(ceiling);
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { StreamInterruptedError } from "../../src/errors.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
 
@@ -121,5 +121,42 @@ describe("readSse on a reset", () => {
       (e) => StreamInterruptedError.isInstance(e) && /terminated/.test((e as Error).message),
     );
     expect(seen).toEqual(['{"n":1}', '{"n":2}']);
+  });
+});
+
+describe("readSse idle clock", () => {
+  it("starts when the consumer asks for more, not at the last byte: a consumer busier than idleTimeoutMs is no drop", async () => {
+    // Fake clocks (timers and performance.now) make the timing exact: the watchdog fires at
+    // 50, 100, 150, 200, 250 ms while the consumer is busy until 220 ms and the next byte comes at 260 ms.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    try {
+      let push!: (chunk: string | null) => void;
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          push = (chunk) => (chunk === null ? controller.close() : controller.enqueue(encoder.encode(chunk)));
+        },
+      });
+      const iterator = readSse(new Response(body), { provider: "openai", idleTimeoutMs: 50 });
+      push("data: 1\n\n");
+      expect((await iterator.next()).value?.data).toBe("1");
+      await vi.advanceTimersByTimeAsync(220); // the consumer is busy: not waiting for the network
+      const second = iterator.next(); // waiting from 220 ms
+      const outcome = second.then(
+        (step) => ({ data: step.value?.data }),
+        (error: unknown) => ({ error }),
+      );
+      let early: unknown;
+      void outcome.then((settled) => {
+        early = settled;
+      });
+      await vi.advanceTimersByTimeAsync(40); // 40 ms of waiting < 50 ms idle
+      expect(early, "the idle watchdog counted the consumer's busy time as silence").toBeUndefined();
+      push("data: 2\n\n");
+      push(null);
+      expect(await outcome).toEqual({ data: "2" });
+      expect((await iterator.next()).done).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
