@@ -37,8 +37,9 @@ describe("request validation happens before any engine is called", () => {
   const saved = { ...adapters };
   beforeEach(() => {
     calls.length = 0;
-    adapters.openai ??= recording("openai");
-    adapters.gemini ??= recording("gemini");
+    // Replace the real engines (registered by default), so that a call to one is recorded.
+    adapters.openai = recording("openai");
+    adapters.gemini = recording("gemini");
   });
   afterEach(() => {
     for (const key of Object.keys(adapters)) delete adapters[key as keyof typeof adapters];
@@ -73,6 +74,18 @@ describe("request validation happens before any engine is called", () => {
     expect(resolved.modelInfo.id).toBe("openai:o3-deep-research");
     // …and the pinned snapshot is what goes on the wire.
     expect(resolved.providerModel).toBe("o3-deep-research-2025-06-26");
+  });
+
+  it("a model is retired from the very instant of its shutdown, by the injected clock", () => {
+    const at = (iso: string) =>
+      new Sonde({ openai: { apiKey: "sk-test-validate" }, clock: () => new Date(iso), env: {} });
+    expect(
+      at("2026-07-22T23:59:59.999Z").research.validate({ model: "openai:o3-deep-research", query: "q" }),
+    ).toBeTruthy();
+    expect(() =>
+      at("2026-07-23T00:00:00.000Z").research.start({ model: "openai:o3-deep-research", query: "q" }),
+    ).toThrow(ModelRetiredError);
+    expect(calls).toEqual([]);
   });
 
   it("an unknown model fails with the nearest ids", () => {
