@@ -103,6 +103,64 @@ describe("sonde CLI", () => {
     expect((await c.research.get(ref)).status).toBe("queued"); // still under way: nothing to lose by attaching
   });
 
+  it("a job that ends other than completed exits 1: a cancelled job's attach, and a failed job that still prints its sources and error", async () => {
+    // Four scripted events at 100 ms each: still under way when the cancel lands.
+    mockResearch("slow report", { delayMs: 100 }).always().register();
+    const c = client();
+    const detached = io();
+    await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--detach"], detached.io, c);
+    const refFile = join(mkdtempSync(join(tmpdir(), "sonde-cli-")), "ref.json");
+    writeFileSync(refFile, detached.out());
+    expect(await run(["cancel", refFile], io().io, c)).toBe(0);
+    const attached = io();
+    expect(await run(["attach", refFile], attached.io, c)).toBe(1);
+    expect(attached.err()).toMatch(/\[cancelled\]/);
+
+    clearMocks();
+    mockResearch("", {
+      events: [{ type: "citation", citation: { url: "https://example.org/found", title: "Found" } }],
+      fail: { code: "server_error", message: "The server had an error" },
+    })
+      .always()
+      .register();
+    const failed = io();
+    const error = await run(["research", "q", "--model", "openai:gpt-5.5-pro"], failed.io, c).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "server_error" });
+    expect(failed.err()).toContain("error server_error: The server had an error");
+    // What was found before the failure is not lost.
+    expect(failed.out()).toContain("[Found](https://example.org/found)");
+  });
+
+  it("cancel exits 1 when the provider could not confirm it (transport-only), and prints the outcome", async () => {
+    const refFile = join(mkdtempSync(join(tmpdir(), "sonde-cli-")), "ref.json");
+    writeFileSync(
+      refFile,
+      JSON.stringify({
+        v: 1,
+        provider: "openrouter",
+        model: "openrouter:perplexity/sonar-deep-research",
+        jobId: "gen-1767000000-AbCdEfGhIjKlMnOpQrSt",
+        createdAt: "2026-07-01T10:00:00.000Z",
+        resume: {},
+      }),
+    );
+    const t = io();
+    const c = new Sonde({ openrouter: { apiKey: "sk-or-v1-test-cli" }, env: {} });
+    expect(await run(["cancel", refFile], t.io, c)).toBe(1);
+    expect(JSON.parse(t.out())).toMatchObject({ outcome: "transport-only" });
+  });
+
+  it("with no command prints usage and exits 2; --help exits 0", async () => {
+    const none = io();
+    expect(await run([], none.io, client())).toBe(2);
+    expect(none.out()).toMatch(/^Usage:/);
+    const help = io();
+    expect(await run(["--help"], help.io, client())).toBe(0);
+    expect(help.out()).toMatch(/^Usage:/);
+  });
+
   it("usage errors are reported, not thrown as crashes", async () => {
     await expect(run(["research", "q"], io().io, client())).rejects.toThrow(/missing --model/);
     await expect(run(["frobnicate"], io().io, client())).rejects.toThrow(/unknown command/);
