@@ -275,6 +275,38 @@ describe("ResearchJob delivery", () => {
   });
 });
 
+describe("created on attach", () => {
+  it("a replayed created is not delivered again: it came before any ref could be taken", async () => {
+    // An engine whose wire has no cursors (e.g. polling) replays the job from its creation.
+    const session: EngineSession = {
+      jobId: "job_1",
+      resumable: true,
+      resumeState: () => ({}),
+      async *connect() {
+        yield { data: "created" };
+        yield { data: "text" };
+        yield { data: "completed" };
+      },
+      map: (wire) =>
+        wire.data === "created"
+          ? [{ type: "created", jobId: "job_1", provider: "openai", model: "openai:gpt-5.5-pro" }]
+          : wire.data === "text"
+            ? [{ type: "text", delta: "report" }]
+            : [{ type: "status", status: "completed" }],
+    };
+    const ref: JobRef = {
+      v: 1,
+      provider: "openai",
+      model: "openai:gpt-5.5-pro",
+      jobId: "job_1",
+      createdAt: new Date().toISOString(),
+      resume: {},
+    };
+    const events = await collect(job(session, { ref }));
+    expect(events.map((e) => e.type)).toEqual(["text", "status", "done"]);
+  });
+});
+
 describe("snapshot wire events on attach", () => {
   // An engine whose replay is refused after a restart: it answers with one final snapshot.
   const snapshotSession = (cursor: string | undefined): EngineSession => ({
