@@ -14,6 +14,10 @@ export interface OpenRouterSettings extends ProviderSettings {
   /** Sent as `HTTP-Referer`. */
   appUrl?: string;
 }
+export interface HostedSettings extends ProviderSettings {
+  /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
+  cancelWaitMs?: number;
+}
 export interface PerplexitySettings extends ProviderSettings {
   /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
   asyncPath?: string;
@@ -38,7 +42,7 @@ export interface SondeOptions {
   gemini?: ProviderSettings;
   openrouter?: OpenRouterSettings;
   perplexity?: PerplexitySettings;
-  hosted?: ProviderSettings;
+  hosted?: HostedSettings;
   portable?: PortableSettings;
   /** A fetch implementation. @defaultValue globalThis.fetch */
   fetch?: typeof globalThis.fetch;

@@ -2,6 +2,7 @@ export type { ModelFilter, ModelInfo } from "../catalog/index.js";
 export type { ResearchResult } from "./aggregate.js";
 export { normalizeUrl } from "./aggregate.js";
 export {
+  type HostedSettings,
   type OpenAISettings,
   type OpenRouterSettings,
   type PerplexitySettings,

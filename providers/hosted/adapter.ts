@@ -35,8 +35,13 @@ import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
 import { Invocation, Job } from "./wire.js";
 
-/** How long cancel() waits for `canceled` after the DELETE before answering `pending`. */
+/** How long cancel() waits for `canceled` after the DELETE before answering `pending` (`hosted.cancelWaitMs`). */
 const CANCEL_WAIT_MS = 60_000;
+
+function cancelWaitOf(context: ProviderContext): number {
+  const value = context.settings.cancelWaitMs;
+  return typeof value === "number" && value >= 0 ? value : CANCEL_WAIT_MS;
+}
 
 function missingBaseURL(): InvalidRequestError {
   return new InvalidRequestError(
@@ -289,7 +294,8 @@ export const hostedAdapter: ResearchAdapter = {
       accepted = false;
     }
     let last: unknown;
-    const signal = AbortSignal.timeout(CANCEL_WAIT_MS);
+    const waitMs = cancelWaitOf(context);
+    const signal = AbortSignal.timeout(waitMs);
     try {
       if (!accepted) {
         last = (await pollOnce(http, target, context)).value;
@@ -313,7 +319,7 @@ export const hostedAdapter: ResearchAdapter = {
       return {
         outcome: "pending",
         finalStatus: snapshot.status,
-        detail: `The service accepted the cancel but the job had not reported canceled after ${CANCEL_WAIT_MS / 1000} s; research.get(ref) shows when it does.`,
+        detail: `The service accepted the cancel but the job had not reported canceled after ${waitMs / 1000} s; research.get(ref) shows when it does.`,
       };
     if (accepted && snapshot.status === "cancelled")
       return { outcome: "cancelled", finalStatus: "cancelled", ...usage };

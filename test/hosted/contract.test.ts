@@ -320,6 +320,26 @@ describe("hosted job API: errors", () => {
 });
 
 describe("hosted job API: cancel", () => {
+  it("a cancel the service accepted but has not confirmed within hosted.cancelWaitMs answers pending, not cancelled", async () => {
+    let polls = 0;
+    server.use(
+      http.delete(`${BASE}/v1/jobs/:id`, () => new HttpResponse(null, { status: 202 })),
+      http.get(`${BASE}/v1/jobs/:id`, ({ params }) => {
+        polls++;
+        return HttpResponse.json({ job_id: params.id, status: "running", agent_id: "agents.deep_research" });
+      }),
+    );
+    const sonde = new Sonde({
+      hosted: { apiKey: KEY, baseURL: BASE, cancelWaitMs: 80 },
+      retry: { attempts: 3, minDelayMs: 5, maxDelayMs: 10 },
+      env: {},
+    });
+    const outcome = await sonde.research.cancel(ref());
+    expect(outcome).toMatchObject({ outcome: "pending", finalStatus: "running" });
+    expect(outcome.detail).toMatch(/accepted the cancel but the job had not reported canceled after 0\.08 s/);
+    expect(polls).toBeGreaterThan(1);
+  });
+
   it("DELETE, then poll until canceled: the charge of work already done is reported; a second cancel is already-terminal (409)", async () => {
     const { exchanges } = transcript("hosted", "cancel-charged.json");
     const seen = replay(server, BASE, exchanges);
