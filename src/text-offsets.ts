@@ -55,3 +55,29 @@ export class OffsetCursor {
     return this.#units;
   }
 }
+
+/** Length of `text` in Unicode code points (OpenAI's unit), without allocating. */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) i++;
+    count++;
+  }
+  return count;
+}
+
+/** Length of `text` in UTF-8 bytes (Gemini's unit), without allocating an encoded copy. */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}

@@ -9,7 +9,7 @@
  */
 import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { OffsetCursor } from "../../src/text-offsets.js";
+import { OffsetCursor, utf8Length } from "../../src/text-offsets.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import {
@@ -73,20 +73,6 @@ const toolNames: Record<string, string> = {
   file_search: "file_search",
   google_maps: "google_maps",
 };
-
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code <= 0xdbff) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
 
 class Batch {
   text = "";

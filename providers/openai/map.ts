@@ -6,7 +6,7 @@
  */
 import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { OffsetCursor } from "../../src/text-offsets.js";
+import { codePointLength, OffsetCursor } from "../../src/text-offsets.js";
 import {
   type WireAnnotation,
   WireAnnotation as WireAnnotationSchema,
@@ -102,16 +102,6 @@ const quiet = new Set([
   "response.mcp_list_tools.failed",
 ]);
 
-function countCodePoints(text: string): number {
-  let count = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) i++;
-    count++;
-  }
-  return count;
-}
-
 /** One `output_text` content part: where it starts in the report, and its text so far. */
 class TextPart {
   text = "";
@@ -122,7 +112,7 @@ class TextPart {
 
   append(delta: string): void {
     this.text += delta;
-    this.codePoints += countCodePoints(delta);
+    this.codePoints += codePointLength(delta);
   }
 
   /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */

@@ -3,6 +3,8 @@
  * counts once, and the whole corpus is capped in UTF-8 bytes; what does not fit is cut
  * (and reported by the caller as a `corpus-limit` gap).
  */
+
+import { utf8Length } from "../../src/text-offsets.js";
 import { normalizeText } from "./verify.js";
 
 /** Retained corpus cap, in UTF-8 bytes (DESIGN §10). */
@@ -21,8 +23,7 @@ export type AddOutcome =
   | { kind: "duplicate"; of: Source }
   | { kind: "full"; droppedBytes: number };
 
-const encoder = new TextEncoder();
-export const utf8Length = (text: string) => encoder.encode(text).length;
+export { utf8Length };
 
 /** The longest prefix of `text` that fits in `bytes` UTF-8 bytes, never splitting a character. */
 export function truncateUtf8(text: string, bytes: number): string {
