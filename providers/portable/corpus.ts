@@ -23,7 +23,6 @@ export type AddOutcome =
   | { kind: "duplicate"; of: Source }
   | { kind: "full"; droppedBytes: number };
 
-
 /** The longest prefix of `text` that fits in `bytes` UTF-8 bytes, never splitting a character. */
 export function truncateUtf8(text: string, bytes: number): string {
   let used = 0;
