@@ -24,7 +24,8 @@ export interface CapCrossing {
   source: SpendSource;
 }
 
-const dollars = (value: number) => `$${value < 0.01 && value > 0 ? value.toPrecision(2) : value.toFixed(2)}`;
+/** Cents for dollar amounts, three significant digits below a dollar (caps of a few cents are common). */
+const dollars = (value: number) => `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toPrecision(3)}`;
 
 export class SpendMeter {
   readonly maxCostUSD: number;
@@ -130,8 +131,7 @@ export function capGap(crossing: CapCrossing, outcome: CancelOutcome | { failed:
     case "transport-only":
       return {
         kind: "cost-cap",
-        detail:
-          `${head}: this engine cannot be stopped server-side, so Sonde closed the connection; billing may continue. ${outcome.detail ?? ""}`.trim(),
+        detail: `${head}. ${outcome.detail ?? "This engine cannot be stopped server-side, so Sonde closed the connection."} Billing may continue; the report is partial.`,
       };
     default:
       return {

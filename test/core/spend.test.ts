@@ -53,7 +53,7 @@ describe("spend cap in the job", () => {
     const gap = events.find((e) => e.type === "gap");
     expect(gap).toMatchObject({ gap: { kind: "cost-cap" } });
     expect(gap?.type === "gap" && gap.gap.detail).toMatch(
-      /\$0\.0010 was crossed .*cancelled the job server-side/,
+      /\$0\.00100 was crossed .*cancelled the job server-side/,
     );
     expect(events.slice(-2).map((e) => e.type)).toEqual(["status", "done"]);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
