@@ -25,7 +25,8 @@ export interface CapCrossing {
 }
 
 /** Cents for dollar amounts, three significant digits below a dollar (caps of a few cents are common). */
-export const dollars = (value: number): string => `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toPrecision(3)}`;
+export const dollars = (value: number): string =>
+  `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toPrecision(3)}`;
 
 export class SpendMeter {
   readonly maxCostUSD: number;

@@ -80,7 +80,7 @@ describe("sonde CLI", () => {
       capped.io,
       client(),
     );
-    expect(capped.err()).toMatch(/typically \$1\.00–\$3\.00 per job \(unconfirmed\) · cap \$0\.00/);
+    expect(capped.err()).toMatch(/typically \$1\.00–\$3\.00 per job \(unconfirmed\) · cap \$0\.00100$/m);
     expect(code).toBe(1);
     expect(capped.err()).toMatch(/\[incomplete\]/);
     expect(capped.out().length).toBeLessThan(4000);

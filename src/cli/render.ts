@@ -65,7 +65,6 @@ export function renderSources(result: Pick<ResearchResult, "citations" | "gaps">
   return lines.length ? `${lines.join("\n")}\n` : "";
 }
 
-
 /** The pre-flight cost lines for stderr: typical range (or unknown), hold, cap and its limits. */
 export function renderEstimate(estimate: CostEstimate): string {
   const typical =
@@ -73,7 +72,8 @@ export function renderEstimate(estimate: CostEstimate): string {
       ? "typical cost unknown"
       : `typically ${dollars(estimate.typical.lowUSD)}–${dollars(estimate.typical.highUSD)} per job${estimate.typical.confirmed ? "" : " (unconfirmed)"}`;
   const parts = [`cost: ${typical}`];
-  if (estimate.holdUSD !== undefined) parts.push(`the provider holds ${dollars(estimate.holdUSD)} at the start`);
+  if (estimate.holdUSD !== undefined)
+    parts.push(`the provider holds ${dollars(estimate.holdUSD)} at the start`);
   if (estimate.maxCostUSD !== undefined)
     parts.push(
       `cap ${dollars(estimate.maxCostUSD)}${estimate.capChecked === "at-end" ? ", checked only when the job ends" : ""}`,
