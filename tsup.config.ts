@@ -7,13 +7,15 @@ const shared: Options = {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
     catalog: "catalog/index.ts",
+    tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
-  external: ["msw", "msw/node", "zod"],
+  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer;
+  // @opentelemetry/api is an optional peer that only sonde/tracing imports.
+  external: ["msw", "msw/node", "zod", "@opentelemetry/api"],
 };
 
 export default defineConfig([

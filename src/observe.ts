@@ -39,6 +39,12 @@ export interface JobDescription {
   jobId?: string;
   pollOnly: boolean;
   maxCostUSD?: number;
+  /**
+   * Scrubs every key this client was configured with (and key-shaped strings): apply it to
+   * any text an integration exports. Passed in, so a second copy of Sonde's modules (a CJS
+   * entry bundled apart) still knows the client's keys.
+   */
+  redact: (text: string) => string;
 }
 
 /** What `new Sonde({ telemetry })` takes: one observer per job, or undefined to skip it. */

@@ -13,6 +13,7 @@ import type {
   ResearchAdapter,
   ResolvedRequest,
 } from "./provider.js";
+import { redact } from "./redact.js";
 import { type JobRef, parseRef } from "./ref.js";
 import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
@@ -85,6 +86,7 @@ export class ResearchNamespace {
         providerModel: resolved.providerModel,
         attached: false,
         pollOnly,
+        redact,
         ...(maxCostUSD !== undefined && { maxCostUSD }),
       }),
       provider: resolved.provider,
@@ -129,6 +131,7 @@ export class ResearchNamespace {
         attached: true,
         jobId: parsed.jobId,
         pollOnly,
+        redact,
         ...(maxCostUSD !== undefined && { maxCostUSD }),
       }),
       provider: parsed.provider,
