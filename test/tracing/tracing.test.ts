@@ -22,6 +22,7 @@ import {
   blocks,
   collect,
   droppedResponse,
+  errorResponse,
   eventIdOf,
   eventsAfter,
   FAST,
@@ -112,6 +113,35 @@ describe("sonde/tracing", () => {
     expectNoSecret(span, GEMINI_KEY);
   });
 
+  it("a stream whose resume is refused falls back to polling: a poll_fallback event and count", async () => {
+    const research = fixture("research.sse");
+    const stored = fixtureJson("research.interaction.json");
+    const { handlers } = geminiServer({
+      create: () => droppedResponse(blocks(research).slice(0, 25).join("")),
+      get: (call) => HttpResponse.json(call === 0 ? running(stored) : stored),
+      stream: () => errorResponse("error-resume-refused.json", 400),
+    });
+    server.use(...handlers);
+    const client = new Sonde({
+      gemini: { apiKey: GEMINI_KEY, baseURL: "https://gemini.test/v1beta" },
+      retry: FAST,
+      env: {},
+      telemetry,
+    });
+    const result = await client.research
+      .start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
+      .result();
+    expect(result.status).toBe("completed");
+    const span = onlySpan();
+    expect(span.attributes).toMatchObject({
+      "sonde.status": "completed",
+      "sonde.poll_fallbacks": 1,
+      "sonde.reconnects": 1,
+    });
+    expect(span.events.map((e) => e.name)).toContain("sonde.poll_fallback");
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
   it("a poll-only job: one span, the provider's charge as its cost, no fallback", async () => {
     const { exchanges } = transcript("hosted", "invoke-completed.json");
     let polls = 0;
@@ -162,6 +192,27 @@ describe("sonde/tracing", () => {
     expect(span.attributes).toMatchObject({ "sonde.status": "cancelled", "sonde.job.id": job.id });
     expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
       ["sonde.cancel", { "sonde.cancel.by": "user", "sonde.cancel.outcome": "cancelled" }],
+    ]);
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it("a job stopped at its spend cap: cancel by cost-cap and the cap as span events, status incomplete", async () => {
+    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    const client = new Sonde({ env: {}, telemetry });
+    const result = await client.research
+      .start({ model: "gemini:deep-research-preview-04-2026", query: "q", budget: { maxCostUSD: 0.001 } })
+      .result();
+    expect(result.status).toBe("incomplete");
+    const span = onlySpan();
+    expect(span.attributes).toMatchObject({
+      "sonde.status": "incomplete",
+      "sonde.budget.max_cost_usd": 0.001,
+      "sonde.cost_source": "estimate",
+    });
+    expect(span.attributes["sonde.cost_usd"]).toBeGreaterThanOrEqual(0.001);
+    expect(span.events.map((e) => [e.name, e.attributes?.["sonde.cancel.by"]])).toEqual([
+      ["sonde.cancel", "cost-cap"],
+      ["sonde.cost_cap", undefined],
     ]);
     expect(span.status.code).toBe(SpanStatusCode.UNSET);
   });
