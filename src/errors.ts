@@ -197,6 +197,21 @@ export class StreamInterruptedError extends SondeError {
   }
 }
 
+/**
+ * The request never left this machine: the connection was refused, the host name did not
+ * resolve, or the TLS handshake failed before any byte of the request was written. Nothing
+ * reached the provider, so even a job-creating request is retried under the retry policy.
+ * `networkCode` is the system's code (`ECONNREFUSED`, `ENOTFOUND`, `ERR_SSL_WRONG_VERSION_NUMBER`, ...).
+ */
+export class ConnectionError extends SondeError {
+  static override readonly errorName: string = "ConnectionError";
+  readonly networkCode: string;
+  constructor(message: string, options: SondeErrorOptions & { networkCode: string }) {
+    super("connection_failed", message, { retryable: true, ...options });
+    this.networkCode = options.networkCode;
+  }
+}
+
 /** The provider does not know this job id (expired, deleted, or another account). */
 export class JobNotFoundError extends SondeError {
   static override readonly errorName: string = "JobNotFoundError";
