@@ -6,6 +6,7 @@ import {
   JobAbortedError,
   JobNotCreatedError,
   ProviderJobError,
+  RateLimitError,
   SondeError,
   StreamConsumedError,
   StreamInterruptedError,
@@ -29,6 +30,7 @@ import type {
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import { toTransportError } from "./transport/http.js";
+import { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
@@ -493,6 +495,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   async #open(cursor: string | undefined, signal: AbortSignal) {
     const session = this.#session;
+    const rateLimit = new SubmitRateLimit(this.#init.retry, this.#init.logger);
+    const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
         const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
@@ -517,7 +521,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           first = await next();
         } catch (error) {
           await close();
-          throw error;
+          throw beforeJob() ? rateLimit.review(error) : error;
         }
         if (!first) {
           await close();
@@ -533,12 +537,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         signal,
         // Before the job exists, only errors that prove the submit was refused are retryable;
         // after, only engines that can resume reconnect.
+        // A 429 before the job exists is resent at most once, after a bounded wait (SubmitRateLimit).
         shouldRetry: (error) =>
           SondeError.isInstance(error) &&
           error.retryable &&
-          (session.jobId === undefined || session.resumable),
-        onRetry: (error, attempt, delayMs) =>
-          this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message }),
+          (beforeJob() ? !RateLimitError.isInstance(error) || rateLimit.mayResend(error) : session.resumable),
+        onRetry: (error, attempt, delayMs) => {
+          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit.resending(error, delayMs);
+          else this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message });
+        },
       },
     ).catch((error: unknown) => {
       throw signal.aborted ? signal.reason : error;
