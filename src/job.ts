@@ -124,6 +124,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
   readonly #result: Promise<ResearchResult>;
+  // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
+  #whenCreated: Promise<string> | undefined;
+  #onId: ((id: string) => void) | undefined;
+  #early:
+    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent>; pulled: Promise<unknown> }
+    | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
 
   constructor(init: JobInit) {
@@ -204,6 +210,58 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return this.#result;
   }
 
+  /**
+   * Resolves with the job's id once the provider has created it (after which `toRef()`
+   * works), without consuming the stream: a later `for await` still receives every event,
+   * `created` included, exactly once. Starts the network if nothing else has. Rejects with
+   * the typed error when the job fails before it exists (`JobNotCreatedError` if it ended
+   * without an id, e.g. cancelled first). A ref taken right after it is the ref taken at
+   * the `created` event.
+   */
+  created(): Promise<string> {
+    this.#whenCreated ??= this.#waitForId();
+    return this.#whenCreated;
+  }
+
+  #waitForId(): Promise<string> {
+    if (this.#id) return Promise.resolve(this.#id);
+    const id = new Promise<string>((resolve) => {
+      this.#onId = resolve;
+    });
+    if (!this.#consumed) {
+      const source = this.#drive();
+      const events: ResearchEvent[] = [];
+      const pull = async () => {
+        while (!this.#id) {
+          const step = await source.next();
+          if (step.done) return;
+          events.push(step.value);
+        }
+      };
+      this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
+    }
+    const ended = this.#result.then(
+      () => Promise.reject(new JobNotCreatedError()),
+      (error: unknown) => Promise.reject(error),
+    );
+    return Promise.race([id, ended]);
+  }
+
+  /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
+  async *#events(): AsyncGenerator<ResearchEvent> {
+    const early = this.#early;
+    if (!early) return yield* this.#drive();
+    try {
+      const failure = await early.pulled;
+      yield* early.events.splice(0);
+      if (failure !== undefined) throw failure;
+      yield* early.source;
+    } finally {
+      // A consumer that stops inside the early events still closes the drive.
+      await early.source.return(undefined);
+    }
+  }
+
   /** Tears down the local transport only. The remote job keeps running (and billing). */
   abort(reason?: unknown): void {
     if (this.#controller.signal.aborted) return;
@@ -241,14 +299,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   [Symbol.asyncIterator](): AsyncIterator<ResearchEvent> {
     if (this.#consumed) throw new StreamConsumedError();
     this.#consumed = true;
-    return this.#drive();
+    return this.#events();
   }
 
   async #drain(): Promise<void> {
     if (this.#consumed) return;
     this.#consumed = true;
     try {
-      for await (const _ of this.#drive()) {
+      for await (const _ of this.#events()) {
         // result() aggregates; nothing to do per event.
       }
     } catch {
@@ -316,6 +374,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (event.type === "created") {
       if (this.#id) return undefined; // attached: the ref already carried it
       this.#id = event.jobId;
+      this.#onId?.(event.jobId);
     }
     if (event.type === "status") {
       this.#status = event.status;
