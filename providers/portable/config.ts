@@ -74,8 +74,9 @@ export function validateConfig(providerModel: string, extras: Extras, needsWeb: 
           "new Sonde(), or give sources.documents (with web: false) or sources.urls.",
       );
     }
-    if (extras.search !== undefined) searchConfig(extras.search);
   }
+  // Checked for the demo too: start() resolves the whole config, whichever model runs.
+  if (extras.search !== undefined) searchConfig(extras.search);
   if (extras.fetcher !== undefined && !isFn(extras.fetcher, "fetch"))
     throw new InvalidRequestError("portable.fetcher must be an object with fetch(url, { signal }).");
   if (extras.store !== undefined) storeConfig(extras.store);
