@@ -2,6 +2,7 @@ import type { Pricing } from "../catalog/schema.js";
 import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
+  type AbortedJobState,
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
@@ -262,10 +263,40 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
   }
 
-  /** Tears down the local transport only. The remote job keeps running (and billing). */
+  /**
+   * Tears down the local transport only. A remote job keeps running (and billing); a local
+   * (portable) job keeps running in this process until it ends: `detach()` pauses it instead.
+   */
   abort(reason?: unknown): void {
     if (this.#controller.signal.aborted) return;
-    this.#controller.abort(new JobAbortedError("aborted", reason));
+    this.#controller.abort(this.#aborted("aborted", reason));
+  }
+
+  /**
+   * Stops following the job and lets this process go. For a remote engine it is `abort()`:
+   * the job keeps running server-side. For the portable engine the local job pauses (in-flight
+   * calls abort, its progress stays in the job store) so nothing keeps the process alive;
+   * attaching its ref, here or in another process, continues it from its receipts.
+   */
+  async detach(): Promise<void> {
+    const local = this.#id !== undefined && this.#session.detach !== undefined;
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(this.#aborted("aborted", "detached", local ? "local-paused" : undefined));
+    if (local) await this.#session.detach!();
+  }
+
+  /** The abort error, saying what is true of the job at this point. */
+  #aborted(kind: "aborted" | "timeout", reason?: unknown, state?: AbortedJobState): JobAbortedError {
+    const where: AbortedJobState =
+      state ??
+      (this.#id === undefined
+        ? this.#started
+          ? "unconfirmed"
+          : "never-sent"
+        : this.#session.local
+          ? "local"
+          : "remote");
+    return new JobAbortedError(kind, reason, where);
   }
 
   /**
@@ -319,7 +350,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#createdAt ??= now.toISOString();
     this.#deadlineAt = new Date(now.getTime() + this.#init.timeoutMs).toISOString();
     this.#timer = setTimeout(() => {
-      if (!this.#controller.signal.aborted) this.#controller.abort(new JobAbortedError("timeout"));
+      if (!this.#controller.signal.aborted) this.#controller.abort(this.#aborted("timeout"));
     }, this.#init.timeoutMs);
     this.#timer.unref?.();
   }
@@ -502,9 +533,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           this.#settleResult(this.#status);
         } else {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
-          this.#controller.abort(
-            new JobAbortedError("aborted", "the event stream was closed by its consumer"),
-          );
+          this.#controller.abort(this.#aborted("aborted", "the event stream was closed by its consumer"));
           this.#settle.reject(this.#controller.signal.reason);
         }
       }
