@@ -101,7 +101,8 @@ export class Sonde {
       let settings: ProviderSettings = {};
       let extras: Record<string, unknown> = {};
       if (provider === "portable") {
-        extras = { ...options.portable };
+        // SONDE_STORE_DIR moves the default job store (tests, CI); portable.store still wins.
+        extras = { ...options.portable, ...(env.SONDE_STORE_DIR && { storeDir: env.SONDE_STORE_DIR }) };
         for (const chat of Object.values(options.portable?.chat ?? {})) registerSecret(chat.apiKey);
         settings = {};
       } else {

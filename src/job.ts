@@ -2,6 +2,7 @@ import type { Pricing } from "../catalog/schema.js";
 import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
+  type AbortedJobState,
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
@@ -126,6 +127,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
   readonly #result: Promise<ResearchResult>;
+  // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
+  #whenCreated: Promise<string> | undefined;
+  #onId: ((id: string) => void) | undefined;
+  #early:
+    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent>; pulled: Promise<unknown> }
+    | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
 
   constructor(init: JobInit) {
@@ -206,10 +213,92 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return this.#result;
   }
 
-  /** Tears down the local transport only. The remote job keeps running (and billing). */
+  /**
+   * Resolves with the job's id once the provider has created it (after which `toRef()`
+   * works), without consuming the stream: a later `for await` still receives every event,
+   * `created` included, exactly once. Starts the network if nothing else has. Rejects with
+   * the typed error when the job fails before it exists (`JobNotCreatedError` if it ended
+   * without an id, e.g. cancelled first). A ref taken right after it is the ref taken at
+   * the `created` event.
+   */
+  created(): Promise<string> {
+    this.#whenCreated ??= this.#waitForId();
+    return this.#whenCreated;
+  }
+
+  #waitForId(): Promise<string> {
+    if (this.#id) return Promise.resolve(this.#id);
+    const id = new Promise<string>((resolve) => {
+      this.#onId = resolve;
+    });
+    if (!this.#consumed) {
+      const source = this.#drive();
+      const events: ResearchEvent[] = [];
+      const pull = async () => {
+        while (!this.#id) {
+          const step = await source.next();
+          if (step.done) return;
+          events.push(step.value);
+        }
+      };
+      this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
+    }
+    const ended = this.#result.then(
+      () => Promise.reject(new JobNotCreatedError()),
+      (error: unknown) => Promise.reject(error),
+    );
+    return Promise.race([id, ended]);
+  }
+
+  /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
+  async *#events(): AsyncGenerator<ResearchEvent> {
+    const early = this.#early;
+    if (!early) return yield* this.#drive();
+    try {
+      const failure = await early.pulled;
+      yield* early.events.splice(0);
+      if (failure !== undefined) throw failure;
+      yield* early.source;
+    } finally {
+      // A consumer that stops inside the early events still closes the drive.
+      await early.source.return(undefined);
+    }
+  }
+
+  /**
+   * Tears down the local transport only. A remote job keeps running (and billing); a local
+   * (portable) job keeps running in this process until it ends: `detach()` pauses it instead.
+   */
   abort(reason?: unknown): void {
     if (this.#controller.signal.aborted) return;
-    this.#controller.abort(new JobAbortedError("aborted", reason));
+    this.#controller.abort(this.#aborted("aborted", reason));
+  }
+
+  /**
+   * Stops following the job and lets this process go. For a remote engine it is `abort()`:
+   * the job keeps running server-side. For the portable engine the local job pauses (in-flight
+   * calls abort, its progress stays in the job store) so nothing keeps the process alive;
+   * attaching its ref, here or in another process, continues it from its receipts.
+   */
+  async detach(): Promise<void> {
+    const local = this.#id !== undefined && this.#session.detach !== undefined;
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(this.#aborted("aborted", "detached", local ? "local-paused" : undefined));
+    if (local) await this.#session.detach!();
+  }
+
+  /** The abort error, saying what is true of the job at this point. */
+  #aborted(kind: "aborted" | "timeout", reason?: unknown, state?: AbortedJobState): JobAbortedError {
+    const where: AbortedJobState =
+      state ??
+      (this.#id === undefined
+        ? this.#started
+          ? "unconfirmed"
+          : "never-sent"
+        : this.#session.local
+          ? "local"
+          : "remote");
+    return new JobAbortedError(kind, reason, where);
   }
 
   /**
@@ -243,14 +332,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   [Symbol.asyncIterator](): AsyncIterator<ResearchEvent> {
     if (this.#consumed) throw new StreamConsumedError();
     this.#consumed = true;
-    return this.#drive();
+    return this.#events();
   }
 
   async #drain(): Promise<void> {
     if (this.#consumed) return;
     this.#consumed = true;
     try {
-      for await (const _ of this.#drive()) {
+      for await (const _ of this.#events()) {
         // result() aggregates; nothing to do per event.
       }
     } catch {
@@ -263,7 +352,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#createdAt ??= now.toISOString();
     this.#deadlineAt = new Date(now.getTime() + this.#init.timeoutMs).toISOString();
     this.#timer = setTimeout(() => {
-      if (!this.#controller.signal.aborted) this.#controller.abort(new JobAbortedError("timeout"));
+      if (!this.#controller.signal.aborted) this.#controller.abort(this.#aborted("timeout"));
     }, this.#init.timeoutMs);
     this.#timer.unref?.();
   }
@@ -318,6 +407,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (event.type === "created") {
       if (this.#id) return undefined; // attached: the ref already carried it
       this.#id = event.jobId;
+      this.#onId?.(event.jobId);
     }
     if (event.type === "status") {
       this.#status = event.status;
@@ -445,9 +535,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           this.#settleResult(this.#status);
         } else {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
-          this.#controller.abort(
-            new JobAbortedError("aborted", "the event stream was closed by its consumer"),
-          );
+          this.#controller.abort(this.#aborted("aborted", "the event stream was closed by its consumer"));
           this.#settle.reject(this.#controller.signal.reason);
         }
       }

@@ -47,7 +47,7 @@ export class ResearchNamespace {
    * validation errors synchronously, before any request is sent.
    */
   start(request: ResearchRequest): ResearchJob {
-    const resolved = this.validate(request);
+    const resolved = this.#resolve(request);
     const context = this.#contextFor(resolved.provider);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
@@ -125,8 +125,19 @@ export class ResearchNamespace {
     return listModels(filter);
   }
 
-  /** Resolves a request exactly as `start` would, throwing the same typed errors. */
+  /**
+   * Resolves a request exactly as `start` would, throwing the same typed errors: the schema,
+   * the catalog, the engine's options and config, and a missing API key (unless a
+   * `sonde/testing` mock would answer the request). No network.
+   */
   validate(request: ResearchRequest): ResolvedRequest {
+    const resolved = this.#resolve(request);
+    if (!mockHook()?.claims?.(resolved))
+      this.#requireKey(resolved.provider, this.#contextFor(resolved.provider));
+    return resolved;
+  }
+
+  #resolve(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
       clock: this.#clock,
       adapterFor: (provider) => adapters[provider],
