@@ -35,6 +35,8 @@ export interface ResponsesAdapterOptions {
    * the final Response (Perplexity). 0: one look.
    */
   cancelWaitMs?(context: ProviderContext): number;
+  /** Poll instead of streaming although the model streams (a provider setting). */
+  pollOnly?(context: ProviderContext): boolean;
 }
 
 /** What `resumeState()` writes into a ref; older refs without it still attach. */
@@ -44,6 +46,7 @@ const ResumeState = z.object({
   includeThinking: z.boolean().optional(),
   polling: z.boolean().optional(),
   endedAt: z.string().optional(),
+  pollOnly: z.boolean().optional(),
   last: z
     .object({
       cursor: z.string(),
@@ -162,6 +165,7 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
         model: request.modelInfo,
         catalogId: request.modelInfo.id,
         includeThinking: request.reasoning?.includeThinking !== false,
+        ...(options.pollOnly?.(context) && { pollOnly: true }),
         body: options.createBody(request, context),
       });
     },
@@ -174,6 +178,7 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
         model: modelOf(ref),
         catalogId: ref.model,
         includeThinking: resume.includeThinking !== false,
+        ...(resume.pollOnly && { pollOnly: true }),
         attached: {
           jobId: ref.jobId,
           cursor: ref.cursor,

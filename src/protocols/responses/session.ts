@@ -35,6 +35,8 @@ export interface SessionInit {
   /** Catalog id for `created` (the ref's model on attach). */
   catalogId: string;
   includeThinking: boolean;
+  /** Poll although the model streams (a provider setting); kept in the ref. */
+  pollOnly?: boolean;
   /** Set when starting: the create body. */
   body?: Record<string, unknown>;
   /**
@@ -68,6 +70,7 @@ export class ResponsesSession implements EngineSession {
   readonly #mapper: ResponseMapper;
   readonly #body: Record<string, unknown> | undefined;
   readonly #pollOnly: boolean;
+  readonly #forcedPollOnly: boolean;
   readonly #refCursor: string | undefined;
   readonly #delivered: EmittedCounts;
   readonly #includeThinking: boolean;
@@ -98,7 +101,9 @@ export class ResponsesSession implements EngineSession {
     });
     this.#body = init.body;
     this.#includeThinking = init.includeThinking;
-    this.#pollOnly = init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
+    this.#forcedPollOnly = init.pollOnly === true;
+    this.#pollOnly =
+      this.#forcedPollOnly || init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
     this.#jobId = init.attached?.jobId;
     this.#refCursor = init.attached?.cursor;
     this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
@@ -140,6 +145,7 @@ export class ResponsesSession implements EngineSession {
       // Delivered text came from a snapshot, not the stream: replaying the stream would repeat it.
       ...(this.#fallback && { polling: true }),
       ...(this.#endedAt !== undefined && { endedAt: this.#endedAt }),
+      ...(this.#forcedPollOnly && { pollOnly: true }),
     };
   }
 
