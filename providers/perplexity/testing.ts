@@ -5,7 +5,8 @@
  * the next COMPLETED with the report (after a `<think>` block), `citations`,
  * `search_results` and `usage` with its `cost`. Unknown ids get 404.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { defaultBaseURL } from "./adapter.js";
 
@@ -17,6 +18,7 @@ interface MockJob {
 }
 
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
   const report = options.report ?? "Mock report.";
   const citations = options.citations ?? [];
