@@ -6,13 +6,14 @@ const shared: Options = {
   entry: {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
+    "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
+  // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's.
   external: ["msw", "msw/node", "zod"],
 };
 

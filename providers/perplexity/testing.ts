@@ -7,7 +7,8 @@
  * cites each scripted source with a `[web:N]` marker matching a search result's id.
  * Unknown ids get 404.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { defaultBaseURL } from "./http.js";
 
@@ -123,6 +124,7 @@ const notFound = () =>
   );
 
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
   const runs = new Map<string, MockRun>();
   let count = 0;
