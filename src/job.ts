@@ -12,14 +12,7 @@ import {
   StreamConsumedError,
   StreamInterruptedError,
 } from "./errors.js";
-import {
-  isTerminal,
-  type JobStatus,
-  type ProviderName,
-  type ResearchEvent,
-  type UnsequencedEvent,
-  type Usage,
-} from "./events.js";
+import { isTerminal, type JobStatus, type ProviderName, type ResearchEvent, type Usage } from "./events.js";
 import type {
   CancelOutcome,
   EngineSession,
@@ -40,30 +33,34 @@ export type { ResearchResult };
 const RECENT_CURSORS = 512;
 
 /**
- * Settles with `promise`, or rejects as soon as `signal` aborts: an adapter that ignores
- * the signal must not keep an aborted job waiting. A fresh listener per call, removed
- * once settled: racing every step against one long-lived pending promise would keep
- * each step's value (every wire event) reachable for the life of the job.
+ * Pulls `iterator` so that an abort rejects the pending pull at once: an adapter that
+ * ignores the signal must not keep an aborted job waiting. One abort listener per
+ * connection, not per event; it rejects whichever pull is pending, and holds no step's
+ * value once that step has settled.
  */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+function abortablePuller<T>(iterator: AsyncIterator<T>, signal: AbortSignal) {
+  let rejectPending: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectPending?.(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return {
+    next(): Promise<IteratorResult<T>> {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      const step = iterator.next();
+      return new Promise<IteratorResult<T>>((resolve, reject) => {
+        rejectPending = reject;
+        step.then(resolve, reject);
+      });
+    },
+    release(): void {
+      signal.removeEventListener("abort", onAbort);
+      rejectPending = undefined;
+    },
+  };
+}
+
+function hasError(events: MappedEvent[]): boolean {
+  for (const event of events) if (event.type === "error") return true;
+  return false;
 }
 
 /** @internal What a job needs from the client (jobs are made by `client.research`). */
@@ -396,31 +393,32 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return total;
   }
 
+  /** The delivered event: one copy of the mapped one (an adapter may hand out its wire data or a mock's script). */
   #complete(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
-    let event: UnsequencedEvent;
+    let event: ResearchEvent;
     if (mapped.type === "usage") {
       this.#usage = mergeUsage(this.#usage, mapped.usage, this.#init.pricing);
-      event = { type: "usage", usage: this.#usage, rawEvent: mapped.rawEvent };
+      event = { type: "usage", usage: this.#usage, seq: 0 };
+      if (mapped.rawEvent !== undefined) event.rawEvent = mapped.rawEvent;
     } else {
-      event = mapped;
+      event = { ...mapped, seq: 0 } as ResearchEvent;
     }
     if (event.type === "created") {
       if (this.#id) return undefined; // attached: the ref already carried it
       this.#id = event.jobId;
       this.#onId?.(event.jobId);
-    }
-    if (event.type === "status") {
+    } else if (event.type === "status") {
       this.#status = event.status;
       if (isTerminal(event.status)) this.#terminal = this.#over = true;
-    }
-    const complete = { ...event, seq: 0 } as ResearchEvent;
-    if (wire?.cursor !== undefined) complete.cursor = wire.cursor;
-    if (complete.rawEvent === undefined && wire) complete.rawEvent = wire.data;
-    if (complete.type === "error") {
+    } else if (event.type === "error") {
       // Providers echo credentials in error bodies; scrub the one place they surface.
-      complete.error = { ...complete.error, message: redact(complete.error.message) };
+      event.error = { ...event.error, message: redact(event.error.message) };
     }
-    return complete;
+    if (wire) {
+      if (wire.cursor !== undefined) event.cursor = wire.cursor;
+      if (event.rawEvent === undefined) event.rawEvent = wire.data;
+    }
+    return event;
   }
 
   #number(event: ResearchEvent): ResearchEvent {
@@ -448,7 +446,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
             if (signal.aborted) throw signal.reason;
             const mapped = this.#session.map(wire);
-            if (mapped.some((event) => event.type === "error")) {
+            if (hasError(mapped)) {
               // An error payload may echo credentials: every event it produced carries the scrubbed copy.
               const scrubbed = redactValue(wire.data);
               wire = { ...wire, data: scrubbed };
@@ -588,15 +586,17 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return withRetry(
       async () => {
         const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        const puller = abortablePuller(iterator, signal);
         // Not awaited: an async generator's return() waits for a pending next(), which an
         // adapter ignoring the signal might never settle.
         const close = async () => {
+          puller.release();
           iterator.return?.().catch(() => {});
         };
         const next = async (): Promise<WireEvent | undefined> => {
           try {
             while (true) {
-              const step = await raceAbort(iterator.next(), signal);
+              const step = await puller.next();
               if (step.done) return undefined;
               if (!this.#isDuplicate(step.value)) return step.value;
             }

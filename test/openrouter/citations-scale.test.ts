@@ -41,6 +41,7 @@ function time(deltas: number, citations: boolean): { ms: number; citations: numb
       fallbackId: () => undefined,
       internalReasoning: true,
       includeThinking: true,
+      promptChars: 0,
       logger: silent,
     });
     count = 0;
