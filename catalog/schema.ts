@@ -63,6 +63,9 @@ export const Lifecycle = z.strictObject({
   shutdownAt: z.iso.datetime({ offset: true }).optional(),
   /** Catalog id to use instead. */
   replacement: z.string().optional(),
+  /** `false`: whether the provider still serves the model is not confirmed (see `notes`). */
+  verified: z.boolean().optional(),
+  notes: z.string().optional(),
 });
 export type Lifecycle = z.infer<typeof Lifecycle>;
 

@@ -20,8 +20,17 @@ export interface HostedSettings extends ProviderSettings {
   cancelWaitMs?: number;
 }
 export interface PerplexitySettings extends ProviderSettings {
-  /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
-  asyncPath?: string;
+  /**
+   * The request field that names the preset. Later docs call it `effort`; whether `preset`
+   * stays accepted is unconfirmed. @defaultValue "preset"
+   */
+  presetField?: "preset" | "effort";
+  /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
+  agentPath?: string;
+  /** `false`: submit and poll, no stream. @defaultValue true */
+  stream?: boolean;
+  /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
+  cancelWaitMs?: number;
 }
 
 /** Options of the portable (local) engine; see `sonde/providers/portable`. */
@@ -107,7 +116,8 @@ export class Sonde {
       let settings: ProviderSettings = {};
       let extras: Record<string, unknown> = {};
       if (provider === "portable") {
-        extras = { ...options.portable };
+        // SONDE_STORE_DIR moves the default job store (tests, CI); portable.store still wins.
+        extras = { ...options.portable, ...(env.SONDE_STORE_DIR && { storeDir: env.SONDE_STORE_DIR }) };
         for (const chat of Object.values(options.portable?.chat ?? {})) registerSecret(chat.apiKey);
         settings = {};
       } else {

@@ -69,7 +69,7 @@ export class ResearchNamespace {
    * validation errors synchronously, before any request is sent.
    */
   start(request: ResearchRequest): ResearchJob {
-    const resolved = this.validate(request);
+    const resolved = this.#resolve(request);
     const context = this.#contextFor(resolved.provider);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
@@ -181,14 +181,26 @@ export class ResearchNamespace {
   /**
    * What the catalog knows about the request's cost, before anything is sent: the price
    * dimensions, a typical range where one was published (else `"unknown"`), any hold the
-   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates like `start`.
+   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates the
+   * request like `start`, but needs no API key: nothing is sent.
    */
   estimate(request: ResearchRequest): CostEstimate {
-    return estimateOf(this.validate(request));
+    return estimateOf(this.#resolve(request));
   }
 
-  /** Resolves a request exactly as `start` would, throwing the same typed errors. */
+  /**
+   * Resolves a request exactly as `start` would, throwing the same typed errors: the schema,
+   * the catalog, the engine's options and config, and a missing API key (unless a
+   * `sonde/testing` mock would answer the request). No network.
+   */
   validate(request: ResearchRequest): ResolvedRequest {
+    const resolved = this.#resolve(request);
+    if (!mockHook()?.claims?.(resolved))
+      this.#requireKey(resolved.provider, this.#contextFor(resolved.provider));
+    return resolved;
+  }
+
+  #resolve(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
       clock: this.#clock,
       adapterFor: (provider) => adapters[provider],

@@ -153,6 +153,8 @@ function emptyUsageLike() {
 describe("spend cap before the start", () => {
   const client = new Sonde({
     openai: { apiKey: "sk-test-spend-0123" },
+    gemini: { apiKey: "AIza-test-spend-0123" },
+    perplexity: { apiKey: "pplx-test-spend-0123" },
     openrouter: { apiKey: "sk-or-test-spend" },
     hosted: { apiKey: "hosted-test-spend", baseURL: "http://127.0.0.1:9" },
     env: {},
@@ -163,6 +165,7 @@ describe("spend cap before the start", () => {
       "openai:gpt-5.5-pro",
       "gemini:deep-research-preview-04-2026",
       "openrouter:perplexity/sonar-deep-research",
+      "perplexity:medium",
       "hosted:agents.deep_research",
       "portable:demo/offline",
     ])
