@@ -221,6 +221,11 @@ describe("spend cap before the start", () => {
       typical: { lowUSD: 1, highUSD: 3, confirmed: false },
     });
     expect(client.research.estimate({ model: "openai:gpt-5.5-pro", query: "q" }).typical).toBe("unknown");
+    expect(client.research.estimate({ model: "perplexity:medium", query: "q" }).typical).toMatchObject({
+      lowUSD: 0.016,
+      highUSD: 0.05,
+      confirmed: false,
+    });
     const hosted = client.research.estimate({
       model: "hosted:agents.deep_research",
       query: "q",
