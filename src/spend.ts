@@ -80,8 +80,8 @@ export class SpendMeter {
     const searches = Math.max(usage.searches, this.#searchesStarted, this.#searchesCompleted);
     const extraSearches = Math.max(0, searches - free) - Math.max(0, usage.searches - free);
     return (
-      ((text > 0 ? text : 0) * pricing.outputPerM +
-        (thinking > 0 ? thinking : 0) * (pricing.reasoningPerM ?? pricing.outputPerM)) /
+      (Math.max(text, 0) * pricing.outputPerM +
+        Math.max(thinking, 0) * (pricing.reasoningPerM ?? pricing.outputPerM)) /
         1_000_000 +
       (extraSearches * (pricing.perThousandSearches ?? 0)) / 1000
     );
@@ -90,7 +90,7 @@ export class SpendMeter {
   #costNow(): number {
     const usage = this.#usage;
     const cost = usage.costSource === "estimate" ? usage.costUSD + this.#streamedExtra(usage) : usage.costUSD;
-    return cost > this.#quoteUSD ? cost : this.#quoteUSD;
+    return Math.max(cost, this.#quoteUSD);
   }
 
   /** Best current figure for what the job has cost (or, for a quote, will cost), and where it comes from. */
