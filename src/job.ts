@@ -12,7 +12,16 @@ import {
   StreamConsumedError,
   StreamInterruptedError,
 } from "./errors.js";
-import { isTerminal, type JobStatus, type ProviderName, type ResearchEvent, type Usage } from "./events.js";
+import {
+  type Gap,
+  isTerminal,
+  type JobStatus,
+  type ProviderName,
+  type ResearchEvent,
+  type UnsequencedEvent,
+  type Usage,
+} from "./events.js";
+import { type JobObserver, notify } from "./observe.js";
 import type {
   CancelOutcome,
   EngineSession,
@@ -23,6 +32,7 @@ import type {
 } from "./provider.js";
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
+import { type CapCrossing, capGap, SpendMeter } from "./spend.js";
 import { toTransportError } from "./transport/http.js";
 import { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
@@ -78,11 +88,21 @@ export interface JobInit {
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
+  /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
+  maxCostUSD?: number | undefined;
+  /** The model only polls, so a polled snapshot is not a fallback from streaming. */
+  pollOnly?: boolean;
+  /** An integration watching the job (tracing). */
+  observer?: JobObserver | undefined;
 }
 
 /** Reason used to stop the transport after a confirmed cancel (not an abort). */
 class CancelledLocally {
-  constructor(readonly outcome: CancelOutcome) {}
+  constructor(
+    readonly outcome: CancelOutcome,
+    /** Set when the spend cap stopped the job: it ends `incomplete` with this gap. */
+    readonly cap?: Gap,
+  ) {}
 }
 
 interface Suppression {
@@ -123,6 +143,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
+  readonly #spend: SpendMeter | undefined;
+  readonly #observer: JobObserver | undefined;
+  #pollFallback = false;
   readonly #result: Promise<ResearchResult>;
   // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
   #whenCreated: Promise<string> | undefined;
@@ -135,6 +158,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   constructor(init: JobInit) {
     this.#init = init;
     this.#session = init.session;
+    this.#spend = init.maxCostUSD !== undefined ? new SpendMeter(init.maxCostUSD, init.pricing) : undefined;
+    this.#observer = init.observer;
     this.#result = new Promise<ResearchResult>((resolve, reject) => {
       this.#settle = { resolve, reject };
     });
@@ -319,6 +344,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       return outcome;
     }
     const outcome = await this.#init.cancel(this.toRef());
+    notify(this.#observer, { type: "cancel", by: "user", outcome });
     if (outcome.outcome === "already-terminal") return outcome;
     if (outcome.outcome === "cancelled" || outcome.outcome === "transport-only") {
       this.#controller.abort(new CancelledLocally(outcome));
@@ -424,7 +450,32 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #number(event: ResearchEvent): ResearchEvent {
     event.seq = this.#seq++;
     this.#aggregator.add(event);
+    this.#spend?.observe(event);
+    if (this.#observer) notify(this.#observer, { type: "event", event });
     return event;
+  }
+
+  /**
+   * Past the spend cap: ask the provider to cancel (once), then stop the stream so the job
+   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on.
+   */
+  async #stopAtCap(crossing: CapCrossing): Promise<void> {
+    let outcome: CancelOutcome;
+    let gap: Gap;
+    try {
+      outcome = this.#id
+        ? await this.#init.cancel(this.toRef())
+        : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
+      gap = capGap(crossing, outcome);
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error));
+      outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
+      gap = capGap(crossing, { failed: message });
+    }
+    notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
+    if (outcome.outcome === "already-terminal") return;
+    this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
+    this.#controller.abort(new CancelledLocally(outcome, gap));
   }
 
   async *#drive(): AsyncGenerator<ResearchEvent> {
@@ -440,11 +491,18 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // After an attach, replay from the start (so offsets and the result are whole) and
       // suppress delivery up to the ref's position.
       let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
+      let opened = false;
       while (!this.#terminal) {
         const stream = await this.#open(cursor, signal);
+        if (opened) notify(this.#observer, { type: "resume", cursor });
+        opened = true;
         try {
           for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
             if (signal.aborted) throw signal.reason;
+            if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
+              this.#pollFallback = true;
+              notify(this.#observer, { type: "poll-fallback" });
+            }
             const mapped = this.#session.map(wire);
             if (hasError(mapped)) {
               // An error payload may echo credentials: every event it produced carries the scrubbed copy.
@@ -458,6 +516,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               if (!event) continue;
               if (i < skip) {
                 this.#aggregator.add(event); // already delivered before the ref was taken
+                this.#spend?.observe(event); // ...and already paid for
                 continue;
               }
               if (wire.cursor !== undefined) {
@@ -468,11 +527,17 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             }
             if (wire.cursor !== undefined) cursor = wire.cursor;
             if (this.#terminal) break;
+            const crossing = this.#spend?.crossing();
+            if (crossing) {
+              await this.#stopAtCap(crossing);
+              if (signal.aborted) throw signal.reason;
+            }
           }
         } catch (error) {
           // A drop after progress: reopen from the cursor with a fresh retry budget.
           if (signal.aborted || !this.#canReconnect(error)) throw error;
           this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });
+          notify(this.#observer, { type: "reconnect", error: redact((error as Error).message) });
           continue;
         } finally {
           await stream.close();
@@ -484,25 +549,36 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             { provider: this.#init.provider, retryable: false },
           );
         }
-        if (!this.#terminal) this.#init.logger.debug("stream ended early; resuming", { cursor });
+        if (!this.#terminal) {
+          this.#init.logger.debug("stream ended early; resuming", { cursor });
+          notify(this.#observer, { type: "reconnect", error: "the stream ended early" });
+        }
       }
       finalStatus = this.#status;
     } catch (thrown) {
       const reason = signal.aborted ? signal.reason : undefined;
       if (reason instanceof CancelledLocally) {
-        finalStatus = "cancelled";
+        // Stopped at the spend cap, the job is incomplete (its partial report kept), not cancelled.
+        finalStatus = reason.cap ? "incomplete" : "cancelled";
         this.#over = reason.outcome.outcome === "cancelled";
         const charged = reason.outcome.usage;
-        if (charged?.costSource === "provider") {
-          // The provider's charge for the cancelled job (work already done) is the job's cost.
-          this.#usage = { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
-          tail.push(this.#number({ type: "usage", usage: this.#usage, seq: 0 }));
+        const final = reason.cap
+          ? this.#spend?.finalUsage(charged)
+          : charged?.costSource === "provider"
+            ? // The provider's charge for the cancelled job (work already done) is the job's cost.
+              { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" as const }
+            : undefined;
+        if (final) {
+          this.#usage = final;
+          tail.push(this.#number({ type: "usage", usage: final, seq: 0 }));
         }
-        if (this.#status !== "cancelled")
-          tail.push(this.#number({ type: "status", status: "cancelled", seq: 0 }));
-        this.#status = "cancelled";
+        if (reason.cap) tail.push(this.#number({ type: "gap", gap: reason.cap, seq: 0 }));
+        if (this.#status !== finalStatus)
+          tail.push(this.#number({ type: "status", status: finalStatus, seq: 0 }));
+        this.#status = finalStatus;
       } else if (reason && JobAbortedError.isInstance(reason)) {
         this.#settle.reject(reason);
+        this.#ended("aborted", reason);
         throw reason;
       } else {
         const error = toTransportError(thrown, this.#init.provider, signal);
@@ -535,6 +611,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
           this.#controller.abort(this.#aborted("aborted", "the event stream was closed by its consumer"));
           this.#settle.reject(this.#controller.signal.reason);
+          this.#ended("aborted", this.#controller.signal.reason as Error);
         }
       }
     }
@@ -560,9 +637,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             }));
       (error as SondeError & { partial?: ResearchResult }).partial = result;
       this.#settle.reject(error);
+      this.#ended(status, error);
     } else {
       this.#settle.resolve(result);
+      this.#ended(status);
     }
+  }
+
+  #ended(status: JobStatus | "aborted", error?: Error): void {
+    notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }
 
   #canReconnect(error: unknown): boolean {
@@ -633,6 +716,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         onRetry: (error, attempt, delayMs) => {
           if (beforeJob() && RateLimitError.isInstance(error)) rateLimit.resending(error, delayMs);
           else this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message });
+          notify(this.#observer, {
+            type: "retry",
+            attempt,
+            delayMs,
+            error: redact((error as Error).message),
+          });
         },
       },
     ).catch((error: unknown) => {
