@@ -153,6 +153,7 @@ function emptyUsageLike() {
 describe("spend cap before the start", () => {
   const client = new Sonde({
     openai: { apiKey: "sk-test-spend-0123" },
+    gemini: { apiKey: "gemini-test-spend" },
     openrouter: { apiKey: "sk-or-test-spend" },
     hosted: { apiKey: "hosted-test-spend", baseURL: "http://127.0.0.1:9" },
     env: {},
