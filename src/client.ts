@@ -55,6 +55,11 @@ export interface SondeOptions {
   logger?: Partial<Logger>;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Your application's owner of the jobs this client starts (a tenant or user id), written
+   * into refs; refs of another owner are refused. A call's `{ owner }` overrides it.
+   */
+  owner?: string;
 }
 
 const envKeys: Record<Exclude<ProviderName, "portable">, string[]> = {
@@ -109,6 +114,7 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
+        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {
@@ -128,7 +134,11 @@ export class Sonde {
       openai: this.#contexts.get("openai")!.settings,
       openrouter: this.#contexts.get("openrouter")!.settings,
     };
-    this.research = new ResearchNamespace({ clock, contextFor: (p) => this.#contexts.get(p)! });
+    this.research = new ResearchNamespace({
+      clock,
+      contextFor: (p) => this.#contexts.get(p)!,
+      owner: options.owner,
+    });
   }
 
   /** Keys never appear here: the client prints as its class name only. */
