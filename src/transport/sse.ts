@@ -1,4 +1,9 @@
-import { type EventSourceMessage, EventSourceParserStream } from "eventsource-parser/stream";
+import {
+  createParser,
+  type EventSourceMessage,
+  type EventSourceParser,
+  ParseError,
+} from "eventsource-parser";
 import { StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
 import { toTransportError } from "./http.js";
@@ -12,7 +17,7 @@ export interface SseOptions {
   signal?: AbortSignal;
   /** Called for `: comment` lines (OpenRouter's `: OPENROUTER PROCESSING` keepalives). */
   onComment?: (comment: string) => void;
-  /** Largest single event we accept before treating the stream as broken. @defaultValue 16 MiB */
+  /** Largest single event (its data, in characters) we accept before treating the stream as broken. @defaultValue 16 Mi */
   maxEventBytes?: number;
 }
 
@@ -26,8 +31,39 @@ export interface SseOptions {
  * Throws `StreamInterruptedError` on idle timeout, reset or malformed framing; a clean
  * end of body just ends the iteration (whether that is success is the caller's call).
  */
+/**
+ * eventsource-parser's parser as a stream, except that a buffer overflow arrives in order,
+ * after the events that fully arrived before it: the library's own stream errors at once,
+ * which discards those events. Unknown fields are legal SSE and ignored.
+ */
+function parserStream(options: {
+  onComment: ((comment: string) => void) | undefined;
+  maxBufferSize: number;
+}): TransformStream<string, EventSourceMessage | ParseError> {
+  let parser: EventSourceParser;
+  let broken = false;
+  return new TransformStream({
+    start(controller) {
+      parser = createParser({
+        onEvent: (event) => controller.enqueue(event),
+        onComment: options.onComment,
+        maxBufferSize: options.maxBufferSize,
+        onError: (error) => {
+          if (error.type !== "max-buffer-size-exceeded") return;
+          broken = true;
+          controller.enqueue(error);
+        },
+      });
+    },
+    transform(chunk) {
+      if (!broken) parser.feed(chunk);
+    },
+  });
+}
+
 export async function* readSse(response: Response, options: SseOptions): AsyncGenerator<EventSourceMessage> {
   const { provider, idleTimeoutMs } = options;
+  const maxEventBytes = options.maxEventBytes ?? 16 * 1024 * 1024;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
   // One timer for the whole stream, no per-event allocation: it records the time of the
   // last byte and, when it fires, re-arms for the remainder unless we have really been
@@ -35,7 +71,6 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   let waiting = false;
   let lastActivity = performance.now();
   let idled = false;
-  let parseError: Error | undefined;
   // A reset must not cost events that fully arrived: instead of erroring the pipe (which
   // discards what the parser has queued), the byte source closes and remembers why, so
   // every complete event is read before the drop is reported.
@@ -57,16 +92,7 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   });
   const reader = bytes
     .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .pipeThrough(
-      new EventSourceParserStream({
-        onComment: options.onComment,
-        maxBufferSize: options.maxEventBytes ?? 16 * 1024 * 1024,
-        onError: (error) => {
-          // Unknown fields are legal SSE and ignored; a buffer overflow means a broken stream.
-          if ((error as { type?: string }).type === "max-buffer-size-exceeded") parseError = error;
-        },
-      }),
-    )
+    .pipeThrough(parserStream({ onComment: options.onComment, maxBufferSize: maxEventBytes }))
     .getReader();
   const check = () => {
     const quiet = performance.now() - lastActivity;
@@ -86,7 +112,7 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
       // A slow consumer is not a dead stream: the idle clock starts when we ask for more.
       if (!waiting) lastActivity = Math.max(lastActivity, performance.now());
       waiting = true;
-      let result: ReadableStreamReadResult<EventSourceMessage>;
+      let result: ReadableStreamReadResult<EventSourceMessage | ParseError>;
       try {
         result = await reader.read();
       } catch (error) {
@@ -100,11 +126,19 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
           { provider },
         );
       }
-      if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
       if (result.done) {
         if (transportError !== undefined) throw toTransportError(transportError, provider, options.signal);
         return;
       }
+      // The parser bounds what it buffers across chunks, not an event that arrives whole
+      // inside one chunk; the limit is on the event, so it is checked here too.
+      if (result.value instanceof ParseError)
+        throw new StreamInterruptedError(`${provider}: ${result.value.message}`, { provider });
+      if (result.value.data.length > maxEventBytes)
+        throw new StreamInterruptedError(
+          `${provider}: an event of ${result.value.data.length} characters exceeds the ${maxEventBytes}-character limit; treating the stream as broken`,
+          { provider },
+        );
       yield result.value;
     }
   } finally {
