@@ -9,7 +9,7 @@ import { expect } from "vitest";
 import { type ResearchEvent, Sonde, SondeError, type SondeOptions } from "../../src/index.js";
 
 /** Runs per property: enough to find framing bugs, small enough for the whole suite to stay well under 20 s. */
-export const RUNS = 40;
+export const RUNS = 30;
 
 export const encoder = new TextEncoder();
 export const fixtureBytes = (path: string) =>
@@ -62,11 +62,11 @@ export interface Outcome {
   calls: number;
 }
 
-/** Runs one job to its end through a fetch that only ever answers from `route`. */
+/** Runs one job to its end through a fetch that only ever answers from `route` (or the real fetch, for sockets). */
 export async function runJob(
   options: SondeOptions,
   request: { model: string; query: string },
-  route: Route,
+  route: Route | "network",
   limitMs = 15_000,
 ): Promise<Outcome> {
   let calls = 0;
@@ -75,7 +75,9 @@ export async function runJob(
     idleTimeoutMs: 5_000,
     env: {},
     ...options,
-    fetch: async (input, init) => route(new Request(input, init), calls++),
+    ...(route !== "network" && {
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => route(new Request(input, init), calls++),
+    }),
   });
   const job = client.research.start(request);
   const events: ResearchEvent[] = [];

@@ -106,6 +106,20 @@ describe.each(engines)("$name stream (fuzzed)", (engine) => {
     );
   });
 
+  it("fails an event beyond the 16 Mi-character limit with a typed error, after the job was created", async () => {
+    const blocks = blockStarts(engine.transcript);
+    const at = blocks[Math.floor(blocks.length / 2)]!;
+    const huge = encoder.encode(`data: {"pad":"${"x".repeat(16 * 1024 * 1024)}"}\n\n`);
+    const run = await runJob(
+      engine.options,
+      request,
+      serve(insertAt(engine.transcript, [{ at, text: huge }]), [65_536]),
+    );
+    expectWellEnded(run);
+    expect(run.resultError).toBeDefined();
+    expect(run.events.some((event) => event.type === "created")).toBe(true);
+  });
+
   it("ends every damaged transcript with exactly one done and typed errors only, leaving no timer", async () => {
     const before = activeTimers();
     await fc.assert(
