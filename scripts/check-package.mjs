@@ -17,7 +17,7 @@ const root = resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 /** Subpath → the optional peer it needs. Each peer must be an optional peerDependency. */
-const optionalPeerEntries = { "./testing/msw": "msw" };
+const optionalPeerEntries = { "./testing/msw": "msw", "./tracing": "@opentelemetry/api" };
 
 const fail = (message) => {
   console.error(`package check FAILED: ${message}`);

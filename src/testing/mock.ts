@@ -192,6 +192,9 @@ function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest
 }
 
 const hook: MockHook = {
+  claims(request) {
+    return state().rules.some((r) => r.match(request));
+  },
   start(request) {
     const s = state();
     const rule = [...s.rules].reverse().find((r) => r.match(request));

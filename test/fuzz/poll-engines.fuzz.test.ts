@@ -1,5 +1,5 @@
 /**
- * Every polled engine (Perplexity async, the hosted job API, OpenAI's poll-only model),
+ * Every polled engine (the hosted job API, OpenAI's poll-only model),
  * fuzzed through the public client on its recorded exchanges: bodies arriving in any
  * chunks and carrying unknown keys anywhere yield the same events; a damaged body
  * (truncated, corrupted, invalid UTF-8 or JSON) ends the job with exactly one `done` and
@@ -40,12 +40,6 @@ interface Engine {
 }
 
 const engines: Engine[] = [
-  {
-    name: "perplexity",
-    options: { perplexity: { apiKey: "pplx-test-fuzz", baseURL: "https://perplexity.test" } },
-    model: "perplexity:sonar-deep-research",
-    responses: exchangesOf("perplexity/async-completed.json"),
-  },
   {
     name: "hosted",
     options: { hosted: { apiKey: "sk-hosted-test-fuzz", baseURL: "https://hosted.sonde.test" } },

@@ -62,6 +62,13 @@ const engines = [
     fixture: "gemini/research.sse",
   },
   {
+    name: "perplexity",
+    key: "perplexity",
+    path: "",
+    model: "perplexity:medium",
+    fixture: "perplexity/agent-sample.sse",
+  },
+  {
     name: "openrouter",
     key: "openrouter",
     path: "/api/v1",

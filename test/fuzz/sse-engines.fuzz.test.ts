@@ -1,10 +1,10 @@
 /**
- * Every streaming engine (OpenAI Responses, Gemini Interactions, OpenRouter chat
- * completions), fuzzed through the public client on its recorded transcript: any chunking
- * yields the same events; keepalive comments between lines and unknown event kinds between
- * events change nothing; damage of any kind (truncation, corrupted bytes, invalid UTF-8,
- * invalid JSON) ends the job with exactly one `done` and typed errors only, in bounded
- * time, leaving no timer behind.
+ * Every streaming engine (OpenAI Responses, Gemini Interactions, Perplexity's Agent API,
+ * OpenRouter chat completions), fuzzed through the public client on its recorded
+ * transcript: any chunking yields the same events; keepalive comments between lines and
+ * unknown event kinds between events change nothing; damage of any kind (truncation,
+ * corrupted bytes, invalid UTF-8, invalid JSON) ends the job with exactly one `done` and
+ * typed errors only, in bounded time, leaving no timer behind.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -55,6 +55,13 @@ const engines: Engine[] = [
     model: "gemini:deep-research-preview-04-2026",
     transcript: fixtureBytes("gemini/research.sse"),
     unknownEvent: 'event: brand.new_kind\ndata: {"event_type":"brand.new_kind","payload":{}}\n\n',
+  },
+  {
+    name: "perplexity",
+    options: { perplexity: { apiKey: "pplx-test-fuzz", baseURL: "https://perplexity.test" } },
+    model: "perplexity:medium",
+    transcript: fixtureBytes("perplexity/agent-sample.sse"),
+    unknownEvent: 'data: {"type":"response.reasoning.brand_new_kind","thought":"x"}\n\n',
   },
   {
     name: "openrouter",
