@@ -7,6 +7,7 @@
 import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { codePointLength, OffsetCursor } from "../../src/text-offsets.js";
+import { isTrailItem, itemState, searchEvent, toolEvent, trailOf } from "./trail.js";
 import {
   type WireAnnotation,
   WireAnnotation as WireAnnotationSchema,
@@ -24,6 +25,8 @@ export interface MapperOptions {
   logger: Logger;
   /** Set when re-attaching: the job and its `created` event are already known. */
   jobId?: string;
+  /** Set when re-attaching: how many finished trail items (searches, tool calls) were delivered. */
+  trailDelivered?: number;
 }
 
 /**
@@ -47,6 +50,8 @@ export interface FinalReport {
 export interface EmittedCounts {
   reportLength: number;
   citations: number;
+  /** Trail items (searches, tool calls) whose completed or failed event was emitted, in output order. */
+  trail: number;
 }
 
 /** The text length and citation count of the last wire event that mapped to events, and its cursor. */
@@ -54,6 +59,8 @@ export interface LastBatch {
   cursor: string | undefined;
   text: number;
   citations: number;
+  /** Completed or failed trail events; they come first in a batch. */
+  trail: number;
 }
 
 const statusOf: Record<string, JobStatus> = {
@@ -179,77 +186,11 @@ export function jobStatusOf(status: string | null | undefined): JobStatus {
   return (status && statusOf[status]) || "running";
 }
 
-function searchEvent(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent {
-  const action = item.action;
-  const kind =
-    action?.type === "open_page" ? "open_page" : action?.type?.startsWith("find") ? "find_in_page" : "search";
-  const query = kind === "find_in_page" ? action?.pattern : (action?.query ?? action?.queries?.join("; "));
-  return {
-    type: "search",
-    action: kind,
-    state,
-    ...(query && { query }),
-    ...(action?.url && { url: action.url }),
-  };
-}
-
-function parseArguments(value: string | null | undefined): unknown {
-  if (!value) return undefined;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-function toolEvent(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent | undefined {
-  const callId = item.id ?? undefined;
-  const base = { type: "tool" as const, state, ...(callId && { callId }) };
-  const done = state !== "started";
-  switch (item.type) {
-    case "file_search_call":
-      return {
-        ...base,
-        name: "file_search",
-        ...(item.queries?.length && { input: { queries: item.queries } }),
-        ...(done && item.results != null && { output: item.results }),
-      };
-    case "code_interpreter_call":
-      return {
-        ...base,
-        name: "code_interpreter",
-        ...(item.code && { input: { code: item.code } }),
-        ...(done && item.outputs != null && { output: item.outputs }),
-      };
-    case "mcp_call":
-      return {
-        ...base,
-        name: "mcp",
-        input: {
-          server: item.server_label ?? undefined,
-          tool: item.name ?? undefined,
-          ...(item.arguments && { arguments: parseArguments(item.arguments) }),
-        },
-        ...(done && (item.output != null || item.error != null) && { output: item.output ?? item.error }),
-      };
-    case "mcp_list_tools": {
-      const tools = Array.isArray(item.tools)
-        ? item.tools.map((t) => (t as { name?: unknown })?.name).filter((n) => typeof n === "string")
-        : [];
-      return {
-        ...base,
-        name: "mcp",
-        input: { server: item.server_label ?? undefined, operation: "list_tools" },
-        ...(done && { output: item.error ?? { tools } }),
-      };
-    }
-    default:
-      return undefined;
-  }
-}
-
-function itemState(item: WireItem): "completed" | "failed" {
-  return item.status === "failed" || item.status === "incomplete" || item.error ? "failed" : "completed";
+function trailLength(response: WireResponse): number {
+  return (response.output ?? []).filter((raw) => {
+    const item = parseItem(raw);
+    return item !== undefined && isTrailItem(item);
+  }).length;
 }
 
 export class ResponseMapper {
@@ -263,6 +204,9 @@ export class ResponseMapper {
   #parts = new Map<string, TextPart>();
   #citations = 0;
   #searches = new Set<string>();
+  /** Ids of trail items whose completion was emitted, and how many there were. */
+  #trailDone = new Set<string>();
+  #trail = 0;
   #thinkingKey: string | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
@@ -279,7 +223,7 @@ export class ResponseMapper {
 
   /** What this mapper has emitted so far. */
   get emitted(): EmittedCounts {
-    return { reportLength: this.#report.length, citations: this.#citations };
+    return { reportLength: this.#report.length, citations: this.#citations, trail: this.#trail };
   }
 
   /**
@@ -296,11 +240,13 @@ export class ResponseMapper {
     if (events.length > 0) {
       let text = 0;
       let citations = 0;
+      let trail = 0;
       for (const event of events) {
         if (event.type === "text") text += event.delta.length;
         if (event.type === "citation") citations++;
+        if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
       }
-      this.#lastBatch = { cursor: wire.cursor, text, citations };
+      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
     }
     return events;
   }
@@ -460,6 +406,10 @@ export class ResponseMapper {
   #itemDone(event: WireStreamEvent): MappedEvent[] {
     const item = parseItem(event.item);
     if (!item) return [];
+    if (isTrailItem(item)) {
+      this.#trail++;
+      if (item.id) this.#trailDone.add(item.id);
+    }
     if (item.type === "web_search_call") {
       // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
       this.#searches.add(item.id ?? `#${event.output_index ?? this.#searches.size}`);
@@ -569,9 +519,11 @@ export class ResponseMapper {
   /** A terminal Response: what was not emitted yet (text, citations), usage, why it stopped, status. */
   #terminal(response: WireResponse, fallback: JobStatus): MappedEvent[] {
     this.jobId ??= response.id;
-    const out: MappedEvent[] = [];
+    // The trail a live stream did not deliver (all of it when polled), before the report.
+    const out: MappedEvent[] = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
+    this.#trail = Math.max(this.#trail, trailLength(response));
     const final = reportOf(response);
-    // Text first, then citations (see `lastBatch`).
+    // Then text, then citations (see `lastBatch`).
     if (final.text.length > this.#report.length) {
       if (final.text.startsWith(this.#report)) {
         const rest = final.text.slice(this.#report.length);

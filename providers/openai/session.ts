@@ -86,14 +86,14 @@ export class OpenAISession implements EngineSession {
       model: init.catalogId,
       includeThinking: init.includeThinking,
       logger: init.context.logger,
-      ...(init.attached && { jobId: init.attached.jobId }),
+      ...(init.attached && { jobId: init.attached.jobId, trailDelivered: init.attached.delivered.trail }),
     });
     this.#body = init.body;
     this.#includeThinking = init.includeThinking;
     this.#pollOnly = init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
     this.#jobId = init.attached?.jobId;
     this.#refCursor = init.attached?.cursor;
-    this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
+    this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0, trail: 0 };
     this.#endedAt = init.attached?.endedAt;
     this.#atEnd = this.#endedAt !== undefined && init.attached?.atEnd === true;
     this.#refResume = init.attached?.resume;
@@ -123,6 +123,7 @@ export class OpenAISession implements EngineSession {
         : {
             reportLength: Math.max(emitted.reportLength, this.#delivered.reportLength),
             citations: Math.max(emitted.citations, this.#delivered.citations),
+            trail: Math.max(emitted.trail, this.#delivered.trail),
             ...(last?.cursor !== undefined && { last }),
           };
     return {

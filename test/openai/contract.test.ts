@@ -691,6 +691,9 @@ describe("poll-only models (gpt-5.5-pro)", () => {
       "status:queued",
       "status:running",
       "status:running",
+      // The research trail recorded in the polled body, before the report.
+      "search",
+      "search",
       "text",
       "citation",
       "citation",
@@ -887,8 +890,10 @@ describe("refs", () => {
     expect(ref.resume).toEqual({
       reportLength: expect.any(Number),
       citations: 3,
+      trail: 3,
       endedAt: "114",
-      last: { cursor: "114", text: 0, citations: 0 },
+      // The stream delivered every search: its ending repeats none of them.
+      last: { cursor: "114", text: 0, citations: 0, trail: 0 },
     });
     const error = (() => {
       try {
