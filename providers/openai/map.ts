@@ -175,6 +175,8 @@ export function usageOf(usage: WireUsage | null | undefined, searches: number): 
   if (usage) {
     const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
     report.inputTokens = usage.input_tokens ?? 0;
+    const cached = usage.input_tokens_details?.cached_tokens;
+    if (typeof cached === "number" && cached > 0) report.cachedInputTokens = cached;
     // Reasoning tokens are part of output_tokens on the wire; Sonde counts them apart.
     report.outputTokens = Math.max(0, (usage.output_tokens ?? 0) - reasoning);
     report.reasoningTokens = reasoning;

@@ -10,6 +10,7 @@ const int = z.number().nullish();
 
 export const WireUsage = z.looseObject({
   input_tokens: int,
+  input_tokens_details: z.looseObject({ cached_tokens: int }).nullish(),
   output_tokens: int,
   output_tokens_details: z.looseObject({ reasoning_tokens: int }).nullish(),
 });
