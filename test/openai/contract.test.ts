@@ -21,6 +21,7 @@ import {
   BASE,
   codePointSlice,
   collect,
+  cutStream,
   expectSeqStrictlyIncreasing,
   fixture,
   fixtureJson,
@@ -1097,16 +1098,7 @@ describe("refs taken part-way through one wire event", () => {
       // The stream is cut after the first delta; the resume is refused, so the job is polled to its end.
       const script = () => {
         server.use(
-          http.post(`${BASE}/responses`, () => {
-            const bytes = new TextEncoder().encode(body(transcript.slice(0, cutAfter + 1)));
-            const stream = new ReadableStream<Uint8Array>({
-              start(controller) {
-                controller.enqueue(bytes);
-                setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
-              },
-            });
-            return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-          }),
+          http.post(`${BASE}/responses`, () => cutStream(body(transcript.slice(0, cutAfter + 1)))),
           http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
             new URL(request.url).searchParams.get("stream") === "true"
               ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })

@@ -11,6 +11,7 @@ import type { ResearchEvent } from "../../src/events.js";
 import {
   BASE,
   collect,
+  cutStream,
   fixture,
   fixtureJson,
   makeClient,
@@ -131,14 +132,7 @@ describe("openai: the trail of a polled job", () => {
           const upTo = head.findIndex((frame) =>
             frame.includes(`"sequence_number":${wire[cutAt]!.sequence_number},`),
           );
-          const bytes = new TextEncoder().encode(`${head.slice(0, upTo + 1).join("\n\n")}\n\n`);
-          const stream = new ReadableStream<Uint8Array>({
-            start(controller) {
-              controller.enqueue(bytes);
-              setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
-            },
-          });
-          return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
+          return cutStream(`${head.slice(0, upTo + 1).join("\n\n")}\n\n`);
         }),
         http.get(`${BASE}/responses/${responseId}`, ({ request }) =>
           new URL(request.url).searchParams.get("stream") === "true"
