@@ -8,7 +8,6 @@
  * in a report, partial if need be, with gaps; only fatal configuration errors throw.
  */
 import { normalizeUrl } from "../../src/aggregate.js";
-import type { GapKind } from "../../src/events.js";
 import type { Logger } from "../../src/provider.js";
 import { CORPUS_CAP_BYTES, Corpus, type Source } from "./corpus.js";
 import { domainFilter } from "./domains.js";
@@ -129,7 +128,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   let checked: Finding[] = [];
   let unchecked: Finding[] = [];
   /** Why the support check did not run, when findings were quoted but not checked. */
-  let checkSkipped: { kind: GapKind; why: string } | undefined;
+  let checkSkipped: { kind: Gap["kind"]; why: string } | undefined;
   let report: Report | undefined;
 
   try {

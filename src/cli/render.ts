@@ -1,6 +1,8 @@
 import type { ModelInfo } from "../../catalog/schema.js";
 import type { ResearchResult } from "../aggregate.js";
+import type { CostEstimate } from "../estimate.js";
 import { isTerminal, type JobStatus, type ResearchEvent, type Usage } from "../events.js";
+import { dollars } from "../spend.js";
 
 /** Live progress for stderr: phase, searches, sources, tokens, cost so far. One line, rewritten. */
 export class Progress {
@@ -66,12 +68,29 @@ export function renderSources(result: Pick<ResearchResult, "citations" | "gaps">
   return lines.length ? `${lines.join("\n")}\n` : "";
 }
 
-const usd = (value: number) => `$${value.toFixed(2)}`;
+/** The pre-flight cost lines for stderr: typical range (or unknown), hold, cap and its limits. */
+export function renderEstimate(estimate: CostEstimate): string {
+  const typical =
+    estimate.typical === "unknown"
+      ? "typical cost unknown"
+      : `typically ${dollars(estimate.typical.lowUSD)}–${dollars(estimate.typical.highUSD)} per job${estimate.typical.confirmed ? "" : " (unconfirmed)"}`;
+  const parts = [`cost: ${typical}`];
+  if (estimate.holdUSD !== undefined)
+    parts.push(`the provider holds ${dollars(estimate.holdUSD)} at the start`);
+  if (estimate.maxCostUSD !== undefined)
+    parts.push(
+      `cap ${dollars(estimate.maxCostUSD)}${estimate.capChecked === "at-end" ? ", checked only when the job ends" : ""}`,
+    );
+  const notes = estimate.notes
+    .filter((note) => estimate.maxCostUSD !== undefined && /cap|billing/.test(note))
+    .map((note) => `  note: ${note}\n`);
+  return `${parts.join(" · ")}\n${notes.join("")}`;
+}
 
 /** What a model costs, as `sonde models` says it: token rates, or the hosted hold and markup. */
 export function describePricing(pricing: ModelInfo["pricing"]): string {
   const parts: string[] = [];
-  if (pricing.reservationUSD !== undefined) parts.push(`${usd(pricing.reservationUSD)} hold`);
+  if (pricing.reservationUSD !== undefined) parts.push(`${dollars(pricing.reservationUSD)} hold`);
   if (pricing.markup !== undefined) parts.push(`charged ${pricing.markup}× provider cost`);
   // Token rates of 0 beside a hold or markup mean "not priced per token", not "free".
   if (!parts.length || pricing.inputPerM > 0 || pricing.outputPerM > 0) {

@@ -1,26 +1,15 @@
 /**
- * Response output items → the research trail: `search` events for web searches (search,
- * open_page, find_in_page) and `tool` events for file search, MCP and code interpreter.
- * Streams announce each item as it starts and ends; a polled Response holds only the
- * finished items, which `trailOf` turns into completed (or failed) events.
+ * Output items and reasoning events that are tool calls, as Sonde `search` and `tool`
+ * events: OpenAI's `web_search_call`, `file_search_call`, `code_interpreter_call` and
+ * `mcp_*` items, and Perplexity's `response.reasoning.search_queries` /
+ * `fetch_url_queries` events and `search_results` / `fetch_url_results` items.
  */
-import type { MappedEvent } from "../../src/provider.js";
-import { WireItem } from "./wire.js";
+import type { MappedEvent } from "../../provider.js";
+import type { WireItem } from "./wire.js";
 
-/** Output item types that belong to the trail. */
-const trailTypes = new Set([
-  "web_search_call",
-  "file_search_call",
-  "code_interpreter_call",
-  "mcp_call",
-  "mcp_list_tools",
-]);
+type CallState = "started" | "completed" | "failed";
 
-export function isTrailItem(item: WireItem): boolean {
-  return trailTypes.has(item.type);
-}
-
-export function searchEvent(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent {
+export function searchEvent(item: WireItem, state: CallState): MappedEvent {
   const action = item.action;
   const kind =
     action?.type === "open_page" ? "open_page" : action?.type?.startsWith("find") ? "find_in_page" : "search";
@@ -34,6 +23,15 @@ export function searchEvent(item: WireItem, state: "started" | "completed" | "fa
   };
 }
 
+/** Perplexity's searches are announced as queries (one event, several queries) and never "end" on their own. */
+export function queryEvents(queries: readonly string[] | null | undefined): MappedEvent[] {
+  return (queries ?? []).map((query) => ({ type: "search", action: "search", state: "started", query }));
+}
+
+export function pageEvents(urls: readonly string[], state: CallState): MappedEvent[] {
+  return urls.map((url) => ({ type: "search", action: "open_page", state, url }));
+}
+
 function parseArguments(value: string | null | undefined): unknown {
   if (!value) return undefined;
   try {
@@ -43,10 +41,7 @@ function parseArguments(value: string | null | undefined): unknown {
   }
 }
 
-export function toolEvent(
-  item: WireItem,
-  state: "started" | "completed" | "failed",
-): MappedEvent | undefined {
+export function toolEvent(item: WireItem, state: CallState): MappedEvent | undefined {
   const callId = item.id ?? undefined;
   const base = { type: "tool" as const, state, ...(callId && { callId }) };
   const done = state !== "started";
@@ -94,28 +89,4 @@ export function toolEvent(
 
 export function itemState(item: WireItem): "completed" | "failed" {
   return item.status === "failed" || item.status === "incomplete" || item.error ? "failed" : "completed";
-}
-
-/**
- * The trail of a finished Response: a completed or failed event per trail item, in output
- * order, skipping the first `skip` trail items and any whose id `seen` holds (both already
- * delivered, by a live stream before a ref was taken or in this session).
- */
-export function trailOf(
-  output: readonly unknown[] | null | undefined,
-  skip: number,
-  seen: ReadonlySet<string>,
-): MappedEvent[] {
-  const events: MappedEvent[] = [];
-  let index = 0;
-  for (const raw of output ?? []) {
-    const parsed = WireItem.safeParse(raw);
-    if (!parsed.success || !isTrailItem(parsed.data)) continue;
-    const item = parsed.data;
-    if (index++ < skip || (item.id && seen.has(item.id))) continue;
-    const event =
-      item.type === "web_search_call" ? searchEvent(item, itemState(item)) : toolEvent(item, itemState(item));
-    if (event) events.push(event);
-  }
-  return events;
 }
