@@ -152,8 +152,10 @@ export function createPageFetcher(settings: PageSettings): Fetcher {
       throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
     }
     const contentType = response.headers.get("content-type") ?? "";
-    let kind = contentType ? kindOf(contentType) : undefined;
-    if (contentType && !kind) {
+    // Many servers label PDFs as bare bytes: those are sniffed, and must be PDFs.
+    const opaque = !contentType || /^application\/octet-stream\b/i.test(contentType);
+    let kind = opaque ? undefined : kindOf(contentType);
+    if (!opaque && !kind) {
       await discard(response);
       throw new Error(`unsupported content type "${contentType}" (read are HTML, text, JSON, XML and PDF)`);
     }
@@ -164,6 +166,8 @@ export function createPageFetcher(settings: PageSettings): Fetcher {
     }
     const { bytes, cut } = await readCapped(response, settings.maxBytes);
     kind ??= sniffKind(bytes);
+    if (contentType && opaque && kind !== "pdf")
+      throw new Error(`unsupported content type "${contentType}" (the bytes are not a PDF)`);
     const base = { url: url.href, contentType: contentType || "application/octet-stream" };
     if (kind === "pdf") {
       if (cut) throw new Error(`the PDF is over the fetcher's maxBytes (${settings.maxBytes})`);
@@ -200,7 +204,7 @@ export function createPageFetcher(settings: PageSettings): Fetcher {
         );
       } catch (error) {
         if (timeout.aborted && !signal.aborted)
-          throw new Error(`no complete answer within ${Math.round(settings.timeoutMs / 1000)} s`);
+          throw new Error(`no complete answer within ${settings.timeoutMs / 1000} s`);
         throw error;
       }
     },

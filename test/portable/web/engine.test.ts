@@ -30,6 +30,10 @@ beforeAll(async () => {
     if (url.pathname === "/robots.txt") return void response.writeHead(404).end();
     if (url.pathname === "/report.pdf")
       return void response.writeHead(200, { "content-type": "application/pdf" }).end(Buffer.from(REPORT));
+    if (url.pathname === "/scan.pdf")
+      return void response
+        .writeHead(200, { "content-type": "application/pdf" })
+        .end(Buffer.from(pdfFile([{ image: true }])));
     if (url.pathname === "/metadata")
       return void response.writeHead(302, { location: "http://169.254.169.254/latest/meta-data/" }).end();
     response.writeHead(404).end();
@@ -94,6 +98,19 @@ describe("default fetcher in the research loop", () => {
       title: "Cycling report 2024",
       page: 2,
       verified: true,
+    });
+  });
+
+  it("reports a scanned PDF (no text layer) as an unreadable source, saying why", async () => {
+    const { client: sonde } = client();
+    const url = `${base}/scan.pdf`;
+    const events = await collect(
+      sonde.research.start({ model: MODEL, query: QUERY, sources: { urls: [url], web: false } }),
+    );
+    expect(events.flatMap((e) => (e.type === "gap" ? [e.gap] : []))).toContainEqual({
+      kind: "unreadable-source",
+      source: url,
+      detail: `${url} could not be read: the PDF has no text layer (1 page(s), likely scanned images); run OCR on it and pass the text as sources.documents.`,
     });
   });
 });
