@@ -1,3 +1,4 @@
+/// <reference path="./vendor.d.ts" />
 /**
  * Bytes to text by the page's own encoding, so a quotation from a windows-1252, Shift_JIS
  * or GB18030 page is the text a reader sees. The WHATWG order: byte-order mark, then the

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addressRefusal } from "../../../providers/portable/fetch/address.js";
 import { defaultFetcher, type Fetcher } from "../../../providers/portable/index.js";
 import { type Loopback, startLoopback } from "../../helpers/loopback.js";
 import { guardConnections, tableLookup } from "./guard.js";
@@ -124,5 +125,46 @@ describe("default fetcher: no fetches into private networks", () => {
     expect(page.text).toContain("1,250 bicycle commuters");
     expect(calls).toEqual(["rebind.test"]);
     expect(guard.attempts).toEqual(["127.0.0.1"]);
+  });
+});
+
+describe("address classification", () => {
+  it("allows public unicast addresses, IPv4 and IPv6, also through NAT64 and 6to4", () => {
+    for (const address of [
+      "93.184.215.14",
+      "8.8.8.8",
+      "2606:4700:4700::1111",
+      "64:ff9b::808:808",
+      "2002:808:808::1",
+    ])
+      expect(addressRefusal(address), address).toBeUndefined();
+  });
+
+  it("refuses every special-purpose range", () => {
+    for (const address of [
+      "127.0.0.1",
+      "10.255.0.1",
+      "172.16.5.4",
+      "192.168.0.1",
+      "169.254.1.1",
+      "100.127.255.255",
+      "0.0.0.0",
+      "255.255.255.255",
+      "224.0.0.1",
+      "192.0.2.1",
+      "198.18.0.1",
+      "240.0.0.1",
+      "::",
+      "::1",
+      "fe80::1",
+      "fc00::1",
+      "fd00:ec2::254",
+      "ff02::1",
+      "::ffff:10.0.0.1",
+      "2002:a00:1::1",
+      "2001:db8::1",
+      "2001::1",
+    ])
+      expect(addressRefusal(address), address).toBeDefined();
   });
 });
