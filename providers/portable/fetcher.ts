@@ -54,8 +54,9 @@ const isNode = () =>
   typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === "string";
 
 async function settingsOf(options: DefaultFetcherOptions): Promise<PageSettings> {
+  // Pinning needs a checked address: without a resolver, requests go through plain fetch.
   const node =
-    isNode() && (options.lookup === undefined || !options.transport)
+    isNode() && options.lookup !== false && (options.lookup === undefined || !options.transport)
       ? await import("./fetch/node.js")
       : undefined;
   const transport =

@@ -15,8 +15,8 @@ export interface PdfText {
 export async function pdfText(bytes: Uint8Array): Promise<PdfText> {
   let document: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
-    // pdf.js takes ownership of the buffer it is given.
-    document = await getDocumentProxy(bytes.slice());
+    // pdf.js takes ownership of the buffer it is given; its warnings would go to the console.
+    document = await getDocumentProxy(bytes.slice(), { verbosity: 0 });
   } catch (error) {
     throw new Error(`the PDF could not be parsed (${(error as Error).message})`);
   }
