@@ -100,7 +100,7 @@ describe("sonde CLI", () => {
 
     // A streamed report of 4,000 characters is ~$0.012 of output at $12 per M: a tenth of a cent stops it early.
     clearMocks();
-    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
     const capped = io();
     const code = await run(
       ["research", "q", "--model", "gemini:deep-research-preview-04-2026", "--max-cost", "0.001"],
