@@ -174,7 +174,8 @@ describe("sonde/tracing", () => {
   });
 
   it("a cancelled job: a cancel event with its outcome, status cancelled, not an error", async () => {
-    mockResearch("word ".repeat(400), { delayMs: 5, chunkSize: 10 }).always().register();
+    // Long enough (about 2 s of mock work) that the cancel wins on a loaded machine too.
+    mockResearch("word ".repeat(2000), { delayMs: 2, chunkSize: 10 }).always().register();
     const client = new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {}, telemetry });
     const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "q" });
     for await (const event of job) if (event.type === "text") await job.cancel();
