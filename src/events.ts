@@ -34,6 +34,8 @@ export const Citation = z.object({
   title: z.string().optional(),
   snippet: z.string().optional(),
   quote: z.string().optional(),
+  /** The page of a paged source (a PDF) that holds `quote`, 1-based. */
+  page: z.number().int().positive().optional(),
   startIndex: z.number().int().nonnegative().optional(),
   endIndex: z.number().int().nonnegative().optional(),
   verified: z.boolean().optional(),

@@ -9,7 +9,7 @@
  */
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Logger } from "../../src/provider.js";
-import { CORPUS_CAP_BYTES, Corpus, type Source } from "./corpus.js";
+import { CORPUS_CAP_BYTES, Corpus, pageOf, type Source, type SourceMeta } from "./corpus.js";
 import { domainFilter } from "./domains.js";
 import { type Budget, DeadlineReached, type Operations, pool } from "./operations.js";
 import {
@@ -268,11 +268,23 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const pages = await pool(toFetch, budget.parallelism, (c) =>
         ops.run<FetchedPage>("fetch", `fetch:${c.url}`, async (signal) => {
           const page = await fetcher.fetch(c.url, { signal });
+          const text = String(page.text ?? "").slice(0, MAX_RECEIPT_TEXT);
+          const str = (value: unknown) => (typeof value === "string" && value ? value : undefined);
           return {
-            url: typeof page.url === "string" && page.url ? page.url : c.url,
-            text: String(page.text ?? "").slice(0, MAX_RECEIPT_TEXT),
+            url: str(page.url) ?? c.url,
+            text,
             contentType: String(page.contentType ?? ""),
             ...(page.title && { title: String(page.title) }),
+            ...(str(page.extraction) && { extraction: page.extraction }),
+            ...(str(page.byline) && { byline: page.byline }),
+            ...(str(page.publishedAt) && { publishedAt: page.publishedAt }),
+            ...(str(page.canonicalUrl) && { canonicalUrl: page.canonicalUrl }),
+            ...(str(page.encoding) && { encoding: page.encoding }),
+            ...(Array.isArray(page.pageStarts) && {
+              pageStarts: page.pageStarts.filter(
+                (n, i) => Number.isInteger(n) && (i === 0 || n < text.length),
+              ),
+            }),
           };
         }),
       );
@@ -312,7 +324,12 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
           });
           continue;
         }
-        await addToCorpus(page.url, page.title ?? c.title, page.text);
+        if (page.extraction === "whole-page")
+          options.logger.debug("portable: no main article found; the whole page's text is kept", {
+            url: page.url,
+          });
+        const { url: _url, text: _text, contentType: _type, title: _title, ...meta } = page;
+        await addToCorpus(page.url, page.title ?? c.title, page.text, meta);
       }
       await usage("fetch");
     }
@@ -375,11 +392,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
           const dedupeKey = `${source.id}\u0000${item.quote.trim()}`;
           if (seen.has(dedupeKey) || proposed.length >= MAX_FINDINGS) continue;
           seen.add(dedupeKey);
+          const page = pageOf(source, item.quote);
           proposed.push({
             id: `F${proposed.length + 1}`,
             source: source.id,
             url: source.url,
             title: source.title,
+            ...(page && { page }),
             claim: item.claim.trim(),
             quote: item.quote.trim(),
           });
@@ -513,6 +532,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         url: c.url,
         ...(c.title && { title: c.title }),
         quote: c.quote,
+        ...(c.page && { page: c.page }),
         startIndex: c.startIndex,
         endIndex: c.endIndex,
         verified,
@@ -537,8 +557,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   await usage("final");
   return stop ? "incomplete" : "completed";
 
-  async function addToCorpus(url: string, title: string | undefined, text: string): Promise<void> {
-    const added = corpus.add(url, title, text);
+  async function addToCorpus(
+    url: string,
+    title: string | undefined,
+    text: string,
+    meta?: SourceMeta,
+  ): Promise<void> {
+    const added = corpus.add(url, title, text, meta);
     if (added.kind === "duplicate") {
       options.logger.debug("portable: duplicate source text counted once", { url, of: added.of.url });
     } else if (added.kind === "full") {

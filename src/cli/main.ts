@@ -35,8 +35,8 @@ class UsageError extends Error {}
 
 function readRef(path: string | undefined): unknown {
   if (!path) throw new UsageError("missing <ref.json>");
-  const text = path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
-  return JSON.parse(text);
+  // The text itself: Sonde checks a ref's size before parsing it.
+  return path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
 }
 
 async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?: string }): Promise<number> {
