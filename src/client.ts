@@ -40,7 +40,10 @@ export interface PortableSettings {
   chat?: Record<string, { baseURL: string; apiKey?: string }>;
   /** A search backend object, or `{ provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }`. */
   search?: unknown;
-  /** A fetcher object (url → text). Default: fetch + HTML-to-text. */
+  /**
+   * A fetcher object (url → text). Default: `defaultFetcher()` from `sonde/providers/portable`
+   * (no private-network targets, robots.txt, main content, PDFs, charsets).
+   */
   fetcher?: unknown;
   /** A job store object, or `{ dir }` for the file store (Node only). */
   store?: unknown;
