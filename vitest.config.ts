@@ -26,6 +26,8 @@ export default defineConfig({
     // Benchmarks run only with `npm run bench` (vitest's dedicated benchmark project).
     benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
+    // Tests reach loopback only; the guard fails a test that tries anything else.
+    setupFiles: ["test/setup/network-guard.ts"],
     pool: "forks",
     env: { HOME: scratchHome, USERPROFILE: scratchHome },
   },
