@@ -11,6 +11,7 @@ import { normalizeUrl } from "../../src/aggregate.js";
 import type { Logger } from "../../src/provider.js";
 import { CORPUS_CAP_BYTES, Corpus, pageOf, type Source, type SourceMeta } from "./corpus.js";
 import { domainFilter } from "./domains.js";
+import { documentUrl, eventKey, gapKey, modelCall, receiptKey, type UsageLabel } from "./keys.js";
 import { type Budget, DeadlineReached, type Operations, pool } from "./operations.js";
 import {
   checkPrompt,
@@ -73,9 +74,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   const corpus = new Corpus();
 
   const phase = (name: Extract<WireData, { type: "phase" }>["phase"]) =>
-    emit(`phase:${name}`, { type: "phase", phase: name });
-  const gap = (key: string, value: Gap) => emit(`gap:${key}`, { type: "gap", gap: value });
-  const usage = (label: string) => emit(`usage:${label}`, { type: "usage", usage: ops.usage() });
+    emit(eventKey.phase(name), { type: "phase", phase: name });
+  const gap = (key: string, value: Gap) => emit(eventKey.gap(key), { type: "gap", gap: value });
+  const usage = (label: UsageLabel) => emit(eventKey.usage(label), { type: "usage", usage: ops.usage() });
 
   /** One model call, parsed; a malformed answer is retried once if the budget allows. */
   const ask = async <T extends Task>(
@@ -93,7 +94,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         signal,
       });
     if (ops.remaining("model") < 1) return { ok: false, why: "budget", detail: "no model calls left" };
-    const first = await ops.run<ChatResponse>("model", `model:${key}`, call(messages));
+    const first = await ops.run<ChatResponse>("model", receiptKey.model(key), call(messages));
     if (!first.ok) return { ok: false, why: "failed", detail: first.error.message };
     const parsed = parseOutput(task, first.value.content);
     if (parsed.ok) return parsed;
@@ -105,7 +106,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       return { ok: false, why: "malformed", detail: `${problem} (no model call left to retry)` };
     const second = await ops.run<ChatResponse>(
       "model",
-      `model:${key}#retry`,
+      receiptKey.modelRetry(key),
       call(retryMessages(messages, first.value.content, problem)),
     );
     if (!second.ok) return { ok: false, why: "failed", detail: second.error.message };
@@ -134,7 +135,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   try {
     // --- Inline documents: evidence without any call ---
     for (const [i, doc] of documents.entries()) {
-      await addToCorpus(doc.url ?? `document:${doc.id ?? i + 1}`, doc.title ?? doc.id, doc.text);
+      await addToCorpus(doc.url ?? documentUrl(doc.id ?? i + 1), doc.title ?? doc.id, doc.text);
     }
 
     // --- Planning ---
@@ -142,23 +143,23 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     if (web) {
       await phase("planning");
       if (budget.searches === 0) {
-        await gap("search-budget-zero", {
+        await gap(gapKey.searchBudgetZero, {
           kind: "budget-exhausted",
           detail: "Web search was skipped: the search budget is 0.",
         });
       } else if (ops.remaining("model") < 2) {
         // Planning would leave no call to read what the searches find.
-        await gap("plan-budget", {
+        await gap(gapKey.planBudget, {
           kind: "budget-exhausted",
           detail: `The research plan was skipped to keep the model-call budget (${budget.modelCalls}) for reading; the question was searched as written.`,
         });
         queries = [request.query];
       } else {
-        const plan = await ask("plan", "plan", planPrompt(request, budget.searches));
+        const plan = await ask("plan", modelCall.plan, planPrompt(request, budget.searches));
         if (plan.ok) queries = dedupe(plan.value.queries.map((q) => q.trim()));
         else {
           const missing = askGap("research plan", plan.why, plan.detail);
-          await gap("plan", {
+          await gap(gapKey.plan, {
             ...missing,
             detail: `${missing.detail} The question was searched as written.`,
           });
@@ -171,7 +172,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     // --- Searching ---
     if (ops.remaining("model") < 1) {
       // Nothing could analyse what searches and fetches would bring: do not pay for them.
-      await gap("read-budget", {
+      await gap(gapKey.readBudget, {
         kind: "budget-exhausted",
         detail: `Sources were not searched or read: the model-call budget (${budget.modelCalls}) is spent.`,
       });
@@ -183,7 +184,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     for (const url of stop ? [] : (request.sources?.urls ?? [])) {
       const excluded = filter.excluded(url);
       if (excluded) {
-        await gap(`excluded:${url}`, {
+        await gap(gapKey.excluded(url), {
           kind: "missing-evidence",
           detail: `${url} was not read: ${excluded}.`,
           source: url,
@@ -199,16 +200,21 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const allowed = queries.slice(0, ops.remaining("search"));
       if (allowed.length < queries.length) {
         const skipped = queries.slice(allowed.length);
-        await gap("search-budget", {
+        await gap(gapKey.searchBudget, {
           kind: "budget-exhausted",
           detail: `${skipped.length} planned search(es) were not run (search budget ${budget.searches}): ${skipped.map((q) => `"${clip(q, 60)}"`).join(", ")}.`,
         });
       }
       for (const query of allowed)
-        await emit(`search:started:${query}`, { type: "search", action: "search", query, state: "started" });
+        await emit(eventKey.searchStarted(query), {
+          type: "search",
+          action: "search",
+          query,
+          state: "started",
+        });
       const search = options.search;
       const outcomes = await pool(allowed, budget.parallelism, (query) =>
-        ops.run<SearchResult[]>("search", `search:${query}`, async (signal) =>
+        ops.run<SearchResult[]>("search", receiptKey.search(query), async (signal) =>
           (await search.search(query, { signal })).slice(0, 20).map((r) => ({
             url: r.url,
             ...(r.title && { title: r.title }),
@@ -219,14 +225,14 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const ranked: SearchResult[][] = [];
       for (const [i, query] of allowed.entries()) {
         const outcome = outcomes[i]!;
-        await emit(`search:done:${query}`, {
+        await emit(eventKey.searchDone(query), {
           type: "search",
           action: "search",
           query,
           state: outcome.ok ? "completed" : "failed",
         });
         if (!outcome.ok) {
-          await gap(`search-failed:${query}`, {
+          await gap(gapKey.searchFailed(query), {
             kind: "missing-evidence",
             detail: `The search "${clip(query, 60)}" failed: ${outcome.error.message}.`,
           });
@@ -252,13 +258,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const toFetch = candidates.slice(0, ops.remaining("fetch"));
       const unread = candidates.slice(toFetch.length).filter((c) => c.explicit);
       if (unread.length) {
-        await gap("fetch-budget", {
+        await gap(gapKey.fetchBudget, {
           kind: "budget-exhausted",
           detail: `${unread.length} requested URL(s) were not read (fetch budget ${budget.fetches}): ${unread.map((c) => c.url).join(", ")}.`,
         });
       }
       for (const c of toFetch)
-        await emit(`open:started:${c.url}`, {
+        await emit(eventKey.openStarted(c.url), {
           type: "search",
           action: "open_page",
           url: c.url,
@@ -266,7 +272,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         });
       const fetcher = options.fetcher;
       const pages = await pool(toFetch, budget.parallelism, (c) =>
-        ops.run<FetchedPage>("fetch", `fetch:${c.url}`, async (signal) => {
+        ops.run<FetchedPage>("fetch", receiptKey.fetch(c.url), async (signal) => {
           const page = await fetcher.fetch(c.url, { signal });
           const text = String(page.text ?? "").slice(0, MAX_RECEIPT_TEXT);
           const str = (value: unknown) => (typeof value === "string" && value ? value : undefined);
@@ -291,14 +297,14 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       for (const [i, c] of toFetch.entries()) {
         const outcome = pages[i]!;
         const readable = outcome.ok && outcome.value.text.trim().length > 0;
-        await emit(`open:done:${c.url}`, {
+        await emit(eventKey.openDone(c.url), {
           type: "search",
           action: "open_page",
           url: c.url,
           state: readable ? "completed" : "failed",
         });
         if (!outcome.ok) {
-          await gap(`unreadable:${c.url}`, {
+          await gap(gapKey.unreadable(c.url), {
             kind: "unreadable-source",
             detail: `${c.url} could not be read: ${outcome.error.message}.`,
             source: c.url,
@@ -307,7 +313,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         }
         const page = outcome.value;
         if (!readable) {
-          await gap(`unreadable:${c.url}`, {
+          await gap(gapKey.unreadable(c.url), {
             kind: "unreadable-source",
             detail: `${c.url} has no readable text.`,
             source: c.url,
@@ -317,7 +323,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         // A redirect may land outside the allowed domains.
         const excluded = page.url !== c.url ? filter.excluded(page.url) : undefined;
         if (excluded) {
-          await gap(`excluded:${page.url}`, {
+          await gap(gapKey.excluded(page.url), {
             kind: "missing-evidence",
             detail: `${c.url} redirected to ${page.url}, which was not used: ${excluded}.`,
             source: page.url,
@@ -335,7 +341,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     }
 
     if (!stop && !corpus.sources.length) {
-      await gap("no-sources", {
+      await gap(gapKey.noSources, {
         kind: "missing-evidence",
         detail: web
           ? "No source could be found and read for this question."
@@ -353,7 +359,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const allowed = batches.slice(0, calls >= 3 ? Math.max(1, calls - 2) : Math.min(1, calls));
       if (allowed.length < batches.length) {
         const skipped = batches.slice(allowed.length).flat();
-        await gap("extract-budget", {
+        await gap(gapKey.extractBudget, {
           kind: "budget-exhausted",
           detail: `${skipped.length} source(s) were read but not searched for findings (model-call budget ${budget.modelCalls}): ${skipped.map((s) => s.url).join(", ")}.`,
         });
@@ -361,7 +367,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       if (!allowed.length)
         stop = `the model-call budget (${budget.modelCalls}) was spent before any source could be analysed`;
       const outputs = await pool(allowed, budget.parallelism, (batch, i) =>
-        ask("extract", `extract:${i}`, extractPrompt(request, batch, FINDINGS_PER_BATCH)),
+        ask("extract", modelCall.extract(i), extractPrompt(request, batch, FINDINGS_PER_BATCH)),
       );
       const proposed: Finding[] = [];
       const rejected: string[] = [];
@@ -369,7 +375,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       for (const [i, output] of outputs.entries()) {
         if (!output.ok) {
           await gap(
-            `extract:${i}`,
+            gapKey.extract(i),
             askGap(
               `finding extraction (${allowed[i]!.map((s) => s.id).join(", ")})`,
               output.why,
@@ -405,7 +411,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
         }
       }
       if (rejected.length) {
-        await gap("rejected-quotes", {
+        await gap(gapKey.rejectedQuotes, {
           kind: "missing-evidence",
           detail: `${rejected.length} proposed finding(s) were rejected because their quotation is not exact evidence from the source: ${rejected.slice(0, 5).join("; ")}${rejected.length > 5 ? "; …" : ""}.`,
         });
@@ -413,7 +419,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       unchecked = proposed;
       await usage("extract");
       if (!stop && !proposed.length) {
-        await gap("no-findings", {
+        await gap(gapKey.noFindings, {
           kind: "missing-evidence",
           detail: "No finding with an exact supporting quotation was found in the sources.",
         });
@@ -421,10 +427,10 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       }
 
       if (!stop) {
-        const verdicts = await ask("check", "check", checkPrompt(request, proposed));
+        const verdicts = await ask("check", modelCall.check, checkPrompt(request, proposed));
         if (!verdicts.ok) {
           const skipped = askGap("support check", verdicts.why, verdicts.detail);
-          await gap("check", skipped);
+          await gap(gapKey.check, skipped);
           stop =
             verdicts.why === "budget"
               ? `the model-call budget (${budget.modelCalls}) was spent before the findings were checked for support`
@@ -439,7 +445,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
             if (!verdict) notChecked.push(finding);
             else if (verdict.verdict === "supported") supported.push(finding);
             else {
-              await gap(`verdict:${finding.id}`, {
+              await gap(gapKey.verdict(finding.id), {
                 kind: "missing-evidence",
                 detail: `Dropped the claim "${clip(finding.claim, 100)}": the check found its quotation ${verdict.verdict === "contradicted" ? "contradicts" : "does not support"} it${verdict.reason ? ` (${clip(verdict.reason, 120)})` : ""}.`,
                 source: finding.url,
@@ -447,7 +453,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
             }
           }
           if (notChecked.length) {
-            await gap("check-missing", {
+            await gap(gapKey.checkMissing, {
               kind: "malformed-output",
               detail: `The support check gave no verdict for ${notChecked.map((f) => f.id).join(", ")}; those findings were left out.`,
             });
@@ -464,9 +470,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     // --- Writing ---
     if (!stop) {
       await phase("writing");
-      const draft = await ask("write", "write", writePrompt(request, checked));
+      const draft = await ask("write", modelCall.write, writePrompt(request, checked));
       if (!draft.ok) {
-        await gap("write", askGap("report draft", draft.why, draft.detail));
+        await gap(gapKey.write, askGap("report draft", draft.why, draft.detail));
         stop =
           draft.why === "budget"
             ? `the model-call budget (${budget.modelCalls}) was spent before the report could be written`
@@ -479,14 +485,14 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
           const result = checkDerived(derived, quotes);
           if (result.ok) numbers.set(id, display(derived.result, derived.unit));
           else
-            await gap(`derived:${id}`, {
+            await gap(gapKey.derived(id), {
               kind: "missing-evidence",
               detail: `The derived number {${id}} was rejected: ${result.reason}; its sentence was removed.`,
             });
         }
         report = assembleReport(draft.value, request.query, new Map(checked.map((f) => [f.id, f])), numbers);
         if (report.problems.length) {
-          await gap("draft", {
+          await gap(gapKey.draft, {
             kind: "malformed-output",
             detail: `The draft was corrected mechanically: ${report.problems.slice(0, 5).join("; ")}${report.problems.length > 5 ? "; …" : ""}.`,
           });
@@ -496,7 +502,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     }
   } catch (error) {
     if (!(error instanceof DeadlineReached)) throw error;
-    await gap("deadline", {
+    await gap(gapKey.deadline, {
       kind: "deadline",
       detail: `The deadline (${Math.round(budget.deadlineMs / 1000)} s from the start of execution) passed; no new call was made after it.`,
     });
@@ -509,7 +515,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     report = renderPartial(request.query, stop ?? "the report could not be written", checked, unchecked);
   await phase("writing");
   for (const [i, delta] of chunks(report.text).entries())
-    await emit(`text:${variant}:${i}`, { type: "text", delta });
+    await emit(eventKey.text(variant, i), { type: "text", delta });
 
   // --- Verifying: every citation's quotation against the stored source text, again ---
   await phase("verifying");
@@ -526,7 +532,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     const verified = quoted && supported;
     if (!quoted) unverified++;
     else if (!supported) notChecked.add(c.findingId);
-    await emit(`citation:${variant}:${i}`, {
+    await emit(eventKey.citation(variant, i), {
       type: "citation",
       citation: {
         url: c.url,
@@ -540,7 +546,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     });
   }
   if (unverified)
-    await gap("unverified", {
+    await gap(gapKey.unverified, {
       kind: "missing-evidence",
       detail: `${unverified} citation(s) could not be re-verified against the stored source text.`,
     });
@@ -549,7 +555,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       kind: "missing-evidence" as const,
       why: stop ?? "the check did not run",
     };
-    await gap("unchecked-citations", {
+    await gap(gapKey.uncheckedCitations, {
       kind: skipped.kind,
       detail: `${notChecked.size} finding(s) quote their sources exactly but were not checked for support (${skipped.why}): their citations are marked verified: false.`,
     });
@@ -567,13 +573,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
     if (added.kind === "duplicate") {
       options.logger.debug("portable: duplicate source text counted once", { url, of: added.of.url });
     } else if (added.kind === "full") {
-      await gap(`corpus:${url}`, {
+      await gap(gapKey.corpus(url), {
         kind: "corpus-limit",
         detail: `${url} was not kept: the retained corpus is full (${CORPUS_CAP_BYTES.toLocaleString("en-US")} UTF-8 bytes); ${added.droppedBytes.toLocaleString("en-US")} bytes dropped.`,
         source: url,
       });
     } else if (added.droppedBytes > 0) {
-      await gap(`corpus:${url}`, {
+      await gap(gapKey.corpus(url), {
         kind: "corpus-limit",
         detail: `Only the first ${(added.originalBytes - added.droppedBytes).toLocaleString("en-US")} of ${added.originalBytes.toLocaleString("en-US")} bytes of ${url} were kept: the retained corpus is capped at ${CORPUS_CAP_BYTES.toLocaleString("en-US")} UTF-8 bytes.`,
         source: url,
