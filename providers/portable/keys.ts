@@ -6,7 +6,7 @@
  * stored job (repeated calls, duplicate events). Add new keys; never edit existing ones.
  * test/portable/keys.test.ts pins them to their literal values.
  */
-import type { WireData } from "./wire.js";
+import type { WireData } from "./wire/events.js";
 
 type Phase = Extract<WireData, { type: "phase" }>["phase"];
 /** Which text a `text:` or `citation:` event belongs to. */

@@ -10,7 +10,7 @@ import { parseOutput, retryMessages, type Task, type TaskOutput } from "../promp
 import type { ChatMessage, ChatResponse } from "../types.js";
 import type { Gap, Run } from "./run.js";
 
-/** Output-token cap of every model response (DESIGN §10). */
+/** Output-token cap of every model response (ARCHITECTURE.md, "The portable engine"). */
 export const MAX_OUTPUT_TOKENS = 4_096;
 
 type Why = "budget" | "malformed" | "failed";

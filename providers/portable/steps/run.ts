@@ -11,7 +11,7 @@ import { eventKey, gapKey, type UsageLabel } from "../keys.js";
 import type { Budget, Operations } from "../operations.js";
 import type { Finding, Report } from "../report.js";
 import type { ChatModel, Fetcher, SearchBackend, StoredRequest } from "../types.js";
-import type { WireData } from "../wire.js";
+import type { WireData } from "../wire/events.js";
 
 export interface LoopOptions {
   request: StoredRequest;
