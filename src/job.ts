@@ -278,6 +278,20 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return false;
   }
 
+  /** The events of one pull (a wire event or a batch of them) not seen before. */
+  #fresh(pulled: WireEvent | readonly WireEvent[]): readonly WireEvent[] {
+    if (!Array.isArray(pulled)) return this.#isDuplicate(pulled as WireEvent) ? [] : [pulled as WireEvent];
+    const batch = pulled as readonly WireEvent[];
+    let fresh: WireEvent[] | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      const duplicate = this.#isDuplicate(batch[i]!);
+      // Copy only once a duplicate shows up: a batch of new events is passed on as it is.
+      if (duplicate && !fresh) fresh = batch.slice(0, i);
+      else if (!duplicate && fresh) fresh.push(batch[i]!);
+    }
+    return fresh ?? batch;
+  }
+
   /** How many leading events of this wire event were delivered before the ref was taken. */
   #suppressedCount(wire: WireEvent, total: number): number {
     const s = this.#suppress;
@@ -351,30 +365,37 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       while (!this.#terminal) {
         const stream = await this.#open(cursor, signal);
         try {
-          for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
-            if (signal.aborted) throw signal.reason;
-            const mapped = this.#session.map(wire);
-            if (hasError(mapped)) {
-              // An error payload may echo credentials: every event it produced carries the scrubbed copy.
-              const scrubbed = redactValue(wire.data);
-              wire = { ...wire, data: scrubbed };
-              for (const event of mapped) event.rawEvent = scrubbed;
-            }
-            const skip = this.#suppressedCount(wire, mapped.length);
-            for (let i = 0; i < mapped.length; i++) {
-              const event = this.#complete(mapped[i]!, wire);
-              if (!event) continue;
-              if (i < skip) {
-                this.#aggregator.add(event); // already delivered before the ref was taken
-                continue;
+          for (
+            let batch: readonly WireEvent[] | undefined = stream.first;
+            batch;
+            batch = await stream.next()
+          ) {
+            for (let wire of batch) {
+              if (signal.aborted) throw signal.reason;
+              const mapped = this.#session.map(wire);
+              if (hasError(mapped)) {
+                // An error payload may echo credentials: every event it produced carries the scrubbed copy.
+                const scrubbed = redactValue(wire.data);
+                wire = { ...wire, data: scrubbed };
+                for (const event of mapped) event.rawEvent = scrubbed;
               }
-              if (wire.cursor !== undefined) {
-                this.#refCursor = wire.cursor;
-                this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+              const skip = this.#suppress ? this.#suppressedCount(wire, mapped.length) : 0;
+              for (let i = 0; i < mapped.length; i++) {
+                const event = this.#complete(mapped[i]!, wire);
+                if (!event) continue;
+                if (i < skip) {
+                  this.#aggregator.add(event); // already delivered before the ref was taken
+                  continue;
+                }
+                if (wire.cursor !== undefined) {
+                  this.#refCursor = wire.cursor;
+                  this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+                }
+                yield this.#number(event);
               }
-              yield this.#number(event);
+              if (wire.cursor !== undefined) cursor = wire.cursor;
+              if (this.#terminal) break;
             }
-            if (wire.cursor !== undefined) cursor = wire.cursor;
             if (this.#terminal) break;
           }
         } catch (error) {
@@ -501,18 +522,20 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           puller.release();
           iterator.return?.().catch(() => {});
         };
-        const next = async (): Promise<WireEvent | undefined> => {
+        /** The next wire events that are new (duplicates dropped, never empty); undefined at the end. */
+        const next = async (): Promise<readonly WireEvent[] | undefined> => {
           try {
             while (true) {
               const step = await puller.next();
               if (step.done) return undefined;
-              if (!this.#isDuplicate(step.value)) return step.value;
+              const fresh = this.#fresh(step.value);
+              if (fresh.length > 0) return fresh;
             }
           } catch (error) {
             throw toTransportError(error, this.#init.provider, signal);
           }
         };
-        let first: WireEvent | undefined;
+        let first: readonly WireEvent[] | undefined;
         try {
           first = await next();
         } catch (error) {

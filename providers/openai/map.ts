@@ -6,7 +6,8 @@
  */
 import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { codePointLength, OffsetCursor } from "../../src/text-offsets.js";
+import { TextBuffer } from "../../src/text-buffer.js";
+import { codePointLength } from "../../src/text-offsets.js";
 import {
   type WireAnnotation,
   WireAnnotation as WireAnnotationSchema,
@@ -102,17 +103,29 @@ const quiet = new Set([
   "response.mcp_list_tools.failed",
 ]);
 
-/** One `output_text` content part: where it starts in the report, and its text so far. */
+/**
+ * One `output_text` content part: where it starts in the report, and how long it is. Its
+ * text lives once, in the report buffer it appends to (parts follow each other in it).
+ */
 class TextPart {
-  text = "";
+  units = 0;
   codePoints = 0;
-  readonly cursor = new OffsetCursor("codepoint");
+  readonly start: number;
+  readonly #startCodePoints: number;
   readonly pending: WireAnnotation[] = [];
-  constructor(readonly start: number) {}
+  constructor(readonly report: TextBuffer) {
+    this.start = report.length;
+    this.#startCodePoints = report.counted;
+  }
 
   append(delta: string): void {
-    this.text += delta;
+    this.report.append(delta);
+    this.units += delta.length;
     this.codePoints += codePointLength(delta);
+  }
+
+  get text(): string {
+    return this.report.slice(this.start, this.start + this.units);
   }
 
   /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */
@@ -120,10 +133,14 @@ class TextPart {
     const citation: Citation = { url: annotation.url ?? "" };
     if (annotation.title) citation.title = annotation.title;
     if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
-      citation.startIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.start_index));
-      citation.endIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.end_index));
+      citation.startIndex = this.#utf16(annotation.start_index);
+      citation.endIndex = this.#utf16(annotation.end_index);
     }
     return citation;
+  }
+
+  #utf16(codePoints: number): number {
+    return this.report.utf16Of(this.#startCodePoints + Math.min(Math.max(0, codePoints), this.codePoints));
   }
 
   /** Whether the text the annotation points into has arrived. */
@@ -142,7 +159,7 @@ function parseItem(value: unknown): WireItem | undefined {
 
 /** The report of a Response object, with citations in UTF-16 offsets of that report. */
 export function reportOf(response: WireResponse): FinalReport {
-  let text = "";
+  const text = new TextBuffer("codePoints");
   const citations: Citation[] = [];
   const searchIds: string[] = [];
   for (const [index, raw] of (response.output ?? []).entries()) {
@@ -152,15 +169,14 @@ export function reportOf(response: WireResponse): FinalReport {
     if (item.type !== "message") continue;
     for (const content of item.content ?? []) {
       if (content.type !== "output_text" || typeof content.text !== "string") continue;
-      const part = new TextPart(text.length);
+      const part = new TextPart(text);
       part.append(content.text);
-      text += content.text;
       for (const annotation of content.annotations ?? []) {
         if (isUrlCitation(annotation)) citations.push(part.citation(annotation));
       }
     }
   }
-  return { text, citations, searchIds };
+  return { text: text.toString(), citations, searchIds };
 }
 
 export function usageOf(usage: WireUsage | null | undefined, searches: number): UsageReport {
@@ -259,13 +275,15 @@ export class ResponseMapper {
   #created = false;
   #status: JobStatus | undefined;
   #phase: ResearchPhase | undefined;
-  #report = "";
+  /** The report as streamed: the mapper's only copy of its text (the parts index into it). */
+  #report = new TextBuffer("codePoints");
   #parts = new Map<string, TextPart>();
   #citations = 0;
   #searches = new Set<string>();
   #thinkingKey: string | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
+  #lastPart: { itemId: unknown; index: unknown; part: TextPart } | undefined;
 
   constructor(options: MapperOptions) {
     this.#options = options;
@@ -317,6 +335,20 @@ export class ResponseMapper {
       });
       return [];
     }
+    // Text deltas are nearly every event of a stream: checked by hand, not by the schema.
+    const delta = data as {
+      type?: unknown;
+      delta?: unknown;
+      item_id?: unknown;
+      content_index?: unknown;
+    } | null;
+    if (
+      delta?.type === "response.output_text.delta" &&
+      typeof delta.delta === "string" &&
+      (typeof delta.item_id === "string" || delta.item_id == null) &&
+      (typeof delta.content_index === "number" || delta.content_index == null)
+    )
+      return this.#textDelta(delta as WireStreamEvent);
     const parsed = WireStreamEvent.safeParse(data);
     if (!parsed.success) {
       this.#options.logger.debug("openai: unreadable stream event ignored", { cursor: wire.cursor });
@@ -341,7 +373,7 @@ export class ResponseMapper {
   #delivered(prefix: DeliveredPrefix): MappedEvent[] {
     const out: MappedEvent[] = [];
     if (prefix.text) {
-      this.#report += prefix.text;
+      this.#report.append(prefix.text);
       out.push({ type: "text", delta: prefix.text });
     }
     for (const citation of prefix.citations) out.push({ type: "citation", citation });
@@ -480,12 +512,16 @@ export class ResponseMapper {
   }
 
   #partOf(event: WireStreamEvent): TextPart {
+    // Consecutive deltas go to the same part: skip building its key.
+    const last = this.#lastPart;
+    if (last && last.itemId === event.item_id && last.index === event.content_index) return last.part;
     const key = `${event.item_id}:${event.content_index ?? 0}`;
     let part = this.#parts.get(key);
     if (!part) {
-      part = new TextPart(this.#report.length);
+      part = new TextPart(this.#report);
       this.#parts.set(key, part);
     }
+    this.#lastPart = { itemId: event.item_id, index: event.content_index, part };
     return part;
   }
 
@@ -498,9 +534,10 @@ export class ResponseMapper {
     if (typeof event.delta !== "string" || event.delta === "") return [];
     const part = this.#partOf(event);
     part.append(event.delta);
-    this.#report += event.delta;
+    const text: MappedEvent = { type: "text", delta: event.delta };
+    if (part.pending.length === 0) return [text];
     // Annotations that were waiting for this text go out with it (after it: text first).
-    return [{ type: "text", delta: event.delta }, ...this.#flush(part, false)];
+    return [text, ...this.#flush(part, false)];
   }
 
   #annotation(event: WireStreamEvent): MappedEvent[] {
@@ -515,11 +552,10 @@ export class ResponseMapper {
     const part = this.#partOf(event);
     const out: MappedEvent[] = [];
     // The final text is authoritative; deltas that never came are delivered here.
-    if (typeof event.text === "string" && event.text.length > part.text.length) {
+    if (typeof event.text === "string" && event.text.length > part.units) {
       if (event.text.startsWith(part.text)) {
-        const rest = event.text.slice(part.text.length);
+        const rest = event.text.slice(part.units);
         part.append(rest);
-        this.#report += rest;
         out.push({ type: "text", delta: rest });
       } else {
         this.#options.logger.warn("openai: output_text.done disagrees with the streamed text", {
@@ -573,9 +609,9 @@ export class ResponseMapper {
     const final = reportOf(response);
     // Text first, then citations (see `lastBatch`).
     if (final.text.length > this.#report.length) {
-      if (final.text.startsWith(this.#report)) {
+      if (final.text.startsWith(this.#report.toString())) {
         const rest = final.text.slice(this.#report.length);
-        this.#report += rest;
+        this.#report.append(rest);
         out.push({ type: "text", delta: rest });
       } else {
         this.#options.logger.warn(

@@ -18,7 +18,7 @@ import type {
 import { submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseRetryAfter } from "../../src/transport/retry.js";
-import { parseData, readSse } from "../../src/transport/sse.js";
+import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
 import { type EmittedCounts, type LastBatch, ResponseMapper } from "./map.js";
 import { isTerminalWireStatus, terminalEventTypes, WireResponse } from "./wire.js";
@@ -153,7 +153,7 @@ export class OpenAISession implements EngineSession {
     return rank !== undefined && refRank !== undefined && rank > refRank;
   }
 
-  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
+  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -184,7 +184,7 @@ export class OpenAISession implements EngineSession {
     );
   }
 
-  async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent> {
+  async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent | WireEvent[]> {
     const body = this.#body ?? {};
     // A status-line error (429, 5xx) proves nothing was created; submitOnce rethrows it typed.
     const response = await submitOnce("openai", signal, () =>
@@ -220,7 +220,7 @@ export class OpenAISession implements EngineSession {
       throw this.#indeterminate("the stream ended before the response id arrived");
   }
 
-  async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent> {
+  async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent | WireEvent[]> {
     let response: Response;
     try {
       response = await this.#http.get(`responses/${encodeURIComponent(this.jobId!)}`, {
@@ -241,21 +241,30 @@ export class OpenAISession implements EngineSession {
     yield* this.#read(response, signal);
   }
 
-  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent> {
-    for await (const message of readSse(response, {
+  /** One array of wire events per network read (see `readSseBatches`). */
+  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent[]> {
+    for await (const messages of readSseBatches(response, {
       provider: "openai",
       idleTimeoutMs: this.#context.idleTimeoutMs,
       signal,
     })) {
-      const data = parseData(message, "openai") as
-        | { type?: unknown; sequence_number?: unknown; response?: { id?: unknown } }
-        | undefined;
-      if (!data || typeof data !== "object") continue; // `[DONE]` or an empty data line
-      if (this.#jobId === undefined && typeof data.response?.id === "string") this.#jobId = data.response.id;
-      const sequence = data.sequence_number;
-      yield { cursor: typeof sequence === "number" ? String(sequence) : undefined, data };
-      // The core stops pulling after a terminal event; reaching here means more may come.
-      if (typeof data.type === "string" && terminalEventTypes.has(data.type)) return;
+      const batch: WireEvent[] = [];
+      for (const message of messages) {
+        const data = parseData(message, "openai") as
+          | { type?: unknown; sequence_number?: unknown; response?: { id?: unknown } }
+          | undefined;
+        if (!data || typeof data !== "object") continue; // `[DONE]` or an empty data line
+        if (this.#jobId === undefined && typeof data.response?.id === "string")
+          this.#jobId = data.response.id;
+        const sequence = data.sequence_number;
+        batch.push({ cursor: typeof sequence === "number" ? String(sequence) : undefined, data });
+        // The core stops pulling after a terminal event; reaching here means more may come.
+        if (typeof data.type === "string" && terminalEventTypes.has(data.type)) {
+          yield batch;
+          return;
+        }
+      }
+      if (batch.length > 0) yield batch;
     }
     // A clean end without a terminal event is not success: the core resumes, and we poll after a few.
     this.#earlyEnds++;

@@ -29,6 +29,23 @@ export interface SseOptions {
  * A reset does not cost events that fully arrived: they are all yielded first.
  */
 export async function* readSse(response: Response, options: SseOptions): AsyncGenerator<EventSourceMessage> {
+  for await (const batch of readSseBatches(response, options)) {
+    for (const message of batch) {
+      if (options.signal?.aborted)
+        throw toTransportError(options.signal.reason, options.provider, options.signal);
+      yield message;
+    }
+  }
+}
+
+/**
+ * `readSse`, one array per network read: the messages that read completed, in order
+ * (never empty). The hot path: one async step per read instead of one per event.
+ */
+export async function* readSseBatches(
+  response: Response,
+  options: SseOptions,
+): AsyncGenerator<EventSourceMessage[]> {
   const { provider, idleTimeoutMs, signal } = options;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
   // One timer for the whole stream, no per-event allocation: it records the time of the
@@ -91,12 +108,10 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
         if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
       }
       if (queue.length > 0) {
+        if (signal?.aborted) throw toTransportError(signal.reason, provider, signal);
         const ready = queue;
         queue = [];
-        for (const message of ready) {
-          if (signal?.aborted) throw toTransportError(signal.reason, provider, signal);
-          yield message;
-        }
+        yield ready;
       }
       if (chunk.done) {
         if (transportError !== undefined) throw toTransportError(transportError, provider, signal);
