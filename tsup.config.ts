@@ -5,6 +5,7 @@ const providers = ["openai", "gemini", "openrouter", "perplexity", "hosted", "po
 const shared: Options = {
   entry: {
     index: "src/index.ts",
+    core: "src/core.ts",
     testing: "src/testing/index.ts",
     catalog: "catalog/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
@@ -12,6 +13,8 @@ const shared: Options = {
   dts: true,
   sourcemap: true,
   target: "node22",
+  // Keep `node:` on the lazily loaded built-ins: Deno, Bun and Workers resolve them only so.
+  removeNodeProtocol: false,
   // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
   external: ["msw", "msw/node", "zod"],
 };

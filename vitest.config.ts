@@ -9,6 +9,7 @@ export default defineConfig({
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
+      { find: /^sonde\/core$/, replacement: here("./src/core.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],
   },

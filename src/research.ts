@@ -12,7 +12,6 @@ import type {
   ResolvedRequest,
 } from "./provider.js";
 import { type JobRef, parseRef } from "./ref.js";
-import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
@@ -34,9 +33,15 @@ const envNames: Partial<Record<ProviderName, string>> = {
 export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
+  readonly #adapters: Partial<Record<ProviderName, ResearchAdapter>>;
 
   /** @internal */
-  constructor(options: { clock: () => Date; contextFor: (provider: ProviderName) => ProviderContext }) {
+  constructor(options: {
+    clock: () => Date;
+    contextFor: (provider: ProviderName) => ProviderContext;
+    adapters: Partial<Record<ProviderName, ResearchAdapter>>;
+  }) {
+    this.#adapters = options.adapters;
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
   }
@@ -129,15 +134,18 @@ export class ResearchNamespace {
   validate(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
       clock: this.#clock,
-      adapterFor: (provider) => adapters[provider],
+      adapterFor: (provider) => this.#adapters[provider],
       contextFor: (provider) => this.#contextFor(provider),
     });
   }
 
   #adapter(provider: ProviderName): ResearchAdapter {
-    const adapter = adapters[provider];
+    const adapter = this.#adapters[provider];
     if (!adapter)
-      throw new InvalidRefError("provider", `No ${provider} engine is available in this build of Sonde.`);
+      throw new InvalidRefError(
+        "provider",
+        `No ${provider} engine is available in this client: pass it in createSonde({ adapters }) (import it from "sonde/providers/${provider}").`,
+      );
     return adapter;
   }
 
