@@ -7,7 +7,9 @@ const shared: Options = {
     index: "src/index.ts",
     core: "src/core.ts",
     testing: "src/testing/index.ts",
+    "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
+    tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
@@ -15,8 +17,9 @@ const shared: Options = {
   target: "node22",
   // Keep `node:` on the lazily loaded built-ins: Deno, Bun and Workers resolve them only so.
   removeNodeProtocol: false,
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
-  external: ["msw", "msw/node", "zod"],
+  // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's;
+  // @opentelemetry/api is an optional peer that only sonde/tracing imports.
+  external: ["msw", "msw/node", "zod", "@opentelemetry/api"],
 };
 
 export default defineConfig([
@@ -24,9 +27,9 @@ export default defineConfig([
   {
     ...shared,
     format: ["cjs"],
-    // ky, p-retry and eventsource-parser ship ESM only; bundling them keeps `require("sonde")`
+    // ky, p-retry, eventsource-parser and @noble/hashes ship ESM only; bundling them keeps `require("sonde")`
     // free of require(esm) interop (a default export seen through a namespace object).
-    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error"],
+    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error", "@noble/hashes"],
   },
   {
     entry: { cli: "src/cli/main.ts" },

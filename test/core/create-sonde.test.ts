@@ -7,7 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import { openaiAdapter } from "../../providers/openai/index.js";
 import { createSonde } from "../../src/core.js";
 import { InvalidRequestError, UnsupportedOptionError } from "../../src/errors.js";
-import { providerHandlers } from "../../src/testing/index.js";
+import { providerHandlers } from "../../src/testing/msw/index.js";
 
 let server: ReturnType<typeof setupServer> | undefined;
 afterEach(() => {

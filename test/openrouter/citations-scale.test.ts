@@ -36,6 +36,7 @@ function mapper(): ChunkMapper {
     fallbackId: () => undefined,
     internalReasoning: true,
     includeThinking: true,
+    promptChars: 0,
     logger: silent,
   });
 }
