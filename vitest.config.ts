@@ -17,6 +17,7 @@ export default defineConfig({
       { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
+      { find: /^sonde\/core$/, replacement: here("./src/core.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],
   },

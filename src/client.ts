@@ -1,7 +1,7 @@
 import { InvalidRequestError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
-import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
+import type { Logger, ProviderContext, ProviderSettings, ResearchAdapter, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
@@ -104,16 +104,44 @@ function makeLogger(partial: Partial<Logger> | undefined): Logger {
   };
 }
 
+/** Options of `createSonde`: the client's options plus the engines it runs. */
+export interface CreateSondeOptions extends SondeOptions {
+  /** The engines this client runs (`openaiAdapter` from `sonde/providers/openai`, …); one per provider. */
+  adapters: readonly ResearchAdapter[];
+}
+
+function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderName, ResearchAdapter>> {
+  const out: Partial<Record<ProviderName, ResearchAdapter>> = {};
+  for (const adapter of list) {
+    if (out[adapter.provider] && out[adapter.provider] !== adapter)
+      throw new InvalidRequestError(
+        `Two adapters for ${adapter.provider} were given to createSonde; pass one.`,
+      );
+    out[adapter.provider] = adapter;
+  }
+  return out;
+}
+
+/**
+ * A Sonde client running exactly the engines it is given: an app bundles only those.
+ * `new Sonde()` (from `sonde`) is this with every engine. Keys come from options or the
+ * environment as for `new Sonde()`.
+ */
+export function createSonde(options: CreateSondeOptions): SondeClient {
+  return new SondeClient(options, byProvider(options.adapters));
+}
+
 /**
  * The Sonde client. Every field is optional: keys come from the environment
  * (`OPENAI_API_KEY`, `GEMINI_API_KEY`/`GOOGLE_API_KEY`, `OPENROUTER_API_KEY`,
  * `PERPLEXITY_API_KEY`, `SONDE_HOSTED_API_KEY`/`SONDE_HOSTED_BASE_URL`).
  */
-export class Sonde {
+export class SondeClient {
   readonly research: ResearchNamespace;
   readonly #contexts = new Map<ProviderName, ProviderContext>();
 
-  constructor(options: SondeOptions = {}) {
+  /** @internal Use `new Sonde()` (every engine) or `createSonde({ adapters })`. */
+  constructor(options: SondeOptions, adapters: Partial<Record<ProviderName, ResearchAdapter>>) {
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());
@@ -164,6 +192,7 @@ export class Sonde {
       contextFor: (p) => this.#contexts.get(p)!,
       telemetry: options.telemetry,
       owner: options.owner,
+      adapters,
     });
   }
 

@@ -32,7 +32,7 @@ import {
   submitOnce,
   toTransportError,
 } from "../../src/transport/http.js";
-import { parseData, readSse } from "../../src/transport/sse.js";
+import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
 import { Generation } from "./wire.js";
@@ -151,7 +151,12 @@ class OpenRouterSession implements EngineSession {
     return this.#mapper.jobId ?? this.#generationId;
   }
 
-  async *connect({ signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
+  async *connect({
+    signal,
+  }: {
+    cursor: string | undefined;
+    signal: AbortSignal;
+  }): AsyncIterable<WireEvent | WireEvent[]> {
     // The core reconnects only resumable sessions; refuse anyway, as a second POST would be a second bill.
     if (this.#submitted) throw notResumable(new Error("the connection closed"));
     const http = client(this.#context);
@@ -167,17 +172,29 @@ class OpenRouterSession implements EngineSession {
       throw classify(failure) ?? errorFromFailure(failure);
     }
     try {
-      for await (const message of readSse(response, {
+      // One array of wire events per network read (see `readSseBatches`).
+      for await (const messages of readSseBatches(response, {
         provider: "openrouter",
         idleTimeoutMs: this.#context.idleTimeoutMs,
         signal,
       })) {
-        if (message.data.trim() === DONE) {
-          yield { data: DONE };
-          return;
+        const batch: WireEvent[] = [];
+        for (const message of messages) {
+          if (message.data.trim() === DONE) {
+            batch.push({ data: DONE });
+            yield batch;
+            return;
+          }
+          let data: unknown;
+          try {
+            data = parseData(message, "openrouter");
+          } catch (error) {
+            if (batch.length > 0) yield batch; // what arrived before the malformed event
+            throw error;
+          }
+          if (data !== undefined) batch.push({ data });
         }
-        const data = parseData(message, "openrouter");
-        if (data !== undefined) yield { data };
+        if (batch.length > 0) yield batch;
       }
     } catch (error) {
       if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;

@@ -5,10 +5,10 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ResultAggregator } from "../aggregate.js";
-import { Sonde } from "../client.js";
 import { JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
+import { Sonde } from "../sonde.js";
 import { describeModel, Progress, renderEstimate, renderSources } from "./render.js";
 
 const usage = `Usage:
