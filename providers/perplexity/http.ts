@@ -39,6 +39,9 @@ export function perplexityHttp(context: ProviderContext): KyInstance {
     headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
     fetch: context.fetch,
     clock: context.clock,
+    // Every answer starts at once (a background submit returns in well under a second, §5):
+    // headers that take longer than the idle limit mean a dead request.
+    timeoutMs: context.idleTimeoutMs,
     classify,
   });
 }
