@@ -7,7 +7,7 @@
  * emoji with `[web:N]` markers (some split across deltas), and `response.completed` with
  * the full output and `usage.cost`. Resume helpers are the OpenAI transcript's.
  */
-import { prng, type Transcript } from "../openai/transcript.js";
+import { frame, prng, type Transcript } from "../openai/transcript.js";
 
 export const AGENT_RESPONSE_ID = "resp_5eed0000-7c0f-4fee-9a11-0000000000aa";
 
@@ -168,18 +168,9 @@ export function agentTranscript(
   });
   push({ type: "response.completed", response: final });
 
-  const blocks = events.map((event) => Buffer.from(`data: ${JSON.stringify(event)}\n\n`, "utf8"));
-  const ends: number[] = [];
-  let total = 0;
-  for (const block of blocks) {
-    total += block.length;
-    ends.push(total);
-  }
   return {
-    events,
-    blocks,
-    bytes: Buffer.concat(blocks),
-    ends,
+    // Bare `data:` lines, no `event:` line (§4).
+    ...frame(events, (event) => `data: ${JSON.stringify(event)}\n\n`),
     final,
     running: snapshot("in_progress", { output: output.slice(0, 2) }),
     report,
