@@ -38,7 +38,10 @@ afterAll(() => loop.close());
 
 function serve(request: RecordedRequest, response: ServerResponse, index: number): void {
   const step = plan(request, index);
-  if (step.kind === "reset") return void response.socket?.destroy();
+  if (step.kind === "reset") {
+    response.socket?.destroy();
+    return;
+  }
   if (step.kind === "hang") return;
   if (step.kind === "json") {
     response.writeHead(step.status, { "content-type": "application/json" });
@@ -50,7 +53,10 @@ function serve(request: RecordedRequest, response: ServerResponse, index: number
     request.method === "POST"
       ? transcript.bytes
       : resumeBytes(transcript, after === null ? undefined : Number(after));
-  if (step.rst !== undefined) return writeThenCut(response, SSE_HEAD, bytes.subarray(0, step.rst));
+  if (step.rst !== undefined) {
+    writeThenCut(response, SSE_HEAD, bytes.subarray(0, step.rst));
+    return;
+  }
   response.writeHead(200, SSE_HEAD);
   // A clean FIN part-way: the body just ends, without a terminal event.
   response.end(step.fin !== undefined ? bytes.subarray(0, step.fin) : bytes);
