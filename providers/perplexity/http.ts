@@ -5,6 +5,7 @@
  */
 import type { KyInstance } from "ky";
 import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
+import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
 import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
 
@@ -14,8 +15,8 @@ export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
 export const REPLACEMENT = "perplexity:medium";
 
 function errorType(body: unknown): string | undefined {
-  const error = (body as { error?: { type?: unknown } } | undefined)?.error;
-  return typeof error?.type === "string" ? error.type : undefined;
+  const parsed = WireErrorBody.safeParse(body);
+  return (parsed.success && parsed.data.error?.type) || undefined;
 }
 
 export function classify(failure: HttpFailure): SondeError | undefined {
