@@ -16,6 +16,8 @@ interface MockRun {
   preset: string;
   polls: number;
   cancelled: boolean;
+  /** A streamed run is sent whole: it has ended by the time anyone can cancel it. */
+  finished: boolean;
 }
 
 /** Search result ids start at 1 and are unique within the run, as in the captures. */
@@ -140,6 +142,7 @@ export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
       preset: body.preset ?? body.effort ?? "medium",
       polls: 0,
       cancelled: false,
+      finished: body.stream === true,
     };
     runs.set(run.id, run);
     if (body.stream) return sse(events(run, options));
@@ -156,13 +159,14 @@ export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
       return sse(events(run, options).filter((event) => (event.sequence_number as number) > after));
     }
     run.polls++;
-    return HttpResponse.json(snapshot(run, options, run.polls < 2 ? "in_progress" : "completed"));
+    if (run.polls >= 2) run.finished = true;
+    return HttpResponse.json(snapshot(run, options, run.finished ? "completed" : "in_progress"));
   };
 
   const cancel = ({ params }: { params: Record<string, unknown> }) => {
     const run = runs.get(String(params.id));
     if (!run) return notFound();
-    if (run.polls >= 2)
+    if (run.finished)
       return HttpResponse.json(
         {
           error: {
