@@ -1,12 +1,20 @@
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
+// Tests never write into the user's home: default portable stores land in a scratch home.
+const scratchHome = join(tmpdir(), "sonde-test-home");
+mkdirSync(scratchHome, { recursive: true, mode: 0o700 });
+
 export default defineConfig({
   resolve: {
     alias: [
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
+      { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
@@ -19,5 +27,6 @@ export default defineConfig({
     benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
     pool: "forks",
+    env: { HOME: scratchHome, USERPROFILE: scratchHome },
   },
 });

@@ -1,4 +1,5 @@
 import type { ProviderName } from "./events.js";
+import type { SondeTelemetry } from "./observe.js";
 import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
@@ -62,6 +63,11 @@ export interface SondeOptions {
   /** Reconnect and poll policy. @defaultValue { attempts: 6, minDelayMs: 500, maxDelayMs: 30_000 } */
   retry?: Partial<RetryPolicy>;
   logger?: Partial<Logger>;
+  /**
+   * Watches every job (spans, metrics). Sonde ships one for OpenTelemetry in `sonde/tracing`:
+   * `telemetry: sondeTracing()`. Without it nothing is observed or imported.
+   */
+  telemetry?: SondeTelemetry;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
 }
@@ -110,7 +116,8 @@ export class Sonde {
       let settings: ProviderSettings = {};
       let extras: Record<string, unknown> = {};
       if (provider === "portable") {
-        extras = { ...options.portable };
+        // SONDE_STORE_DIR moves the default job store (tests, CI); portable.store still wins.
+        extras = { ...options.portable, ...(env.SONDE_STORE_DIR && { storeDir: env.SONDE_STORE_DIR }) };
         for (const chat of Object.values(options.portable?.chat ?? {})) registerSecret(chat.apiKey);
         settings = {};
       } else {
@@ -137,7 +144,11 @@ export class Sonde {
       openai: this.#contexts.get("openai")!.settings,
       openrouter: this.#contexts.get("openrouter")!.settings,
     };
-    this.research = new ResearchNamespace({ clock, contextFor: (p) => this.#contexts.get(p)! });
+    this.research = new ResearchNamespace({
+      clock,
+      contextFor: (p) => this.#contexts.get(p)!,
+      telemetry: options.telemetry,
+    });
   }
 
   /** Keys never appear here: the client prints as its class name only. */

@@ -12,8 +12,10 @@ export {
 } from "./client.js";
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
+export type { CostEstimate } from "./estimate.js";
 export * from "./events.js";
 export { type JobInit, ResearchJob } from "./job.js";
+export type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "./observe.js";
 export {
   type CancelOutcome,
   type CancelReport,

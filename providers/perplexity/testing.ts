@@ -7,7 +7,8 @@
  * cites each scripted source with a `[web:N]` marker matching a search result's id.
  * Unknown ids get 404.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler, HttpResponse } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { defaultBaseURL } from "./http.js";
 
@@ -114,17 +115,19 @@ function events(run: MockRun, options: ProviderMockOptions): Record<string, unkn
 }
 
 function sse(list: Record<string, unknown>[]): HttpResponse<string> {
+  const { HttpResponse } = loadMsw();
   const body = list.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("");
   return new HttpResponse(body, { headers: { "content-type": "text/event-stream; charset=utf-8" } });
 }
 
 const notFound = () =>
-  HttpResponse.json(
+  loadMsw().HttpResponse.json(
     { error: { message: "response not found", type: "not_found", code: 404 } },
     { status: 404 },
   );
 
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
   const runs = new Map<string, MockRun>();
   let count = 0;

@@ -23,7 +23,7 @@ import {
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
 import { storeCall } from "./errors.js";
 import { mapWire } from "./map.js";
-import { type Engine, runnerFor, terminalStatusOf } from "./runner.js";
+import { type Engine, existingRunner, runnerFor, terminalStatusOf } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
 
 /** Jobs and their receipts are kept this long (client clock). */
@@ -126,12 +126,15 @@ async function loadRecord(place: Place, jobId: string, context: ProviderContext)
 
 class PortableSession implements EngineSession {
   readonly resumable = true;
+  readonly local = true;
   readonly #context: ProviderContext;
   readonly #config: Resolved;
   readonly #place: Place;
   readonly #begin: () => Promise<string>;
   #jobId: string | undefined;
   #ready: Promise<string> | undefined;
+  /** Connections of this session following the runner now. */
+  #following = 0;
 
   constructor(context: ProviderContext, place: Place, begin: (session: PortableSession) => Promise<string>) {
     this.#context = context;
@@ -155,7 +158,19 @@ class PortableSession implements EngineSession {
     });
     const jobId = await this.#ready;
     this.#jobId = jobId;
-    const runner = runnerFor({
+    const after = cursor === undefined ? -1 : Number(cursor);
+    this.#following++;
+    try {
+      for await (const event of this.#runner(jobId).follow(Number.isInteger(after) ? after : -1, signal)) {
+        yield { cursor: String(event.index), data: event.data };
+      }
+    } finally {
+      this.#following--;
+    }
+  }
+
+  #runner(jobId: string) {
+    return runnerFor({
       store: this.#place.store,
       storeKey: this.#place.storeKey,
       jobId,
@@ -164,10 +179,11 @@ class PortableSession implements EngineSession {
       slots: this.#config.slots,
       engine: (record) => engineFor(record, this.#config),
     });
-    const after = cursor === undefined ? -1 : Number(cursor);
-    for await (const event of runner.follow(Number.isInteger(after) ? after : -1, signal)) {
-      yield { cursor: String(event.index), data: event.data };
-    }
+  }
+
+  /** Pauses the loop here unless another job object in this process still follows it. */
+  async detach(): Promise<void> {
+    if (this.#jobId) await existingRunner(this.#place.storeKey, this.#jobId)?.pause(this.#following);
   }
 
   map(wire: WireEvent): MappedEvent[] {

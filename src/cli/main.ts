@@ -9,10 +9,11 @@ import { Sonde } from "../client.js";
 import { JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
-import { Progress, renderSources } from "./render.js";
+import { Progress, renderEstimate, renderSources } from "./render.js";
 
 const usage = `Usage:
   sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
+                   [--max-cost <usd>]   stop the job when its running cost passes this many dollars
   sonde attach <ref.json> [--json] [--record <file>]
   sonde status <ref.json>
   sonde cancel <ref.json>
@@ -98,6 +99,7 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       record: { type: "string" },
       detach: { type: "boolean" },
       timeout: { type: "string" },
+      "max-cost": { type: "string" },
       provider: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -116,11 +118,18 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
         throw new UsageError(
           `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
         );
-      const job = client.research.start({
+      const maxCost = values["max-cost"];
+      const maxCostUSD = maxCost === undefined ? undefined : Number(maxCost);
+      if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
+        throw new UsageError(`--max-cost takes a positive number of US dollars, e.g. 2.50, not "${maxCost}"`);
+      const request = {
         model: values.model,
         query: argument,
         ...(timeoutMs && { timeoutMs }),
-      });
+        ...(maxCostUSD !== undefined && { budget: { maxCostUSD } }),
+      };
+      io.stderr(renderEstimate(client.research.estimate(request)));
+      const job = client.research.start(request);
       if (values.detach) {
         for await (const event of job) if (event.type === "created") break;
         io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);

@@ -5,7 +5,7 @@
 import { setupServer } from "msw/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { Sonde } from "../../src/index.js";
-import { providerHandlers } from "../../src/testing/index.js";
+import { providerHandlers } from "../../src/testing/msw/index.js";
 
 const cases = [
   ["openai", "openai:gpt-5.5-pro"],
