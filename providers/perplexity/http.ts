@@ -1,6 +1,6 @@
 /**
  * Perplexity's ky instance (base URL, bearer auth) and its readings of error bodies
- * (perplexity-agent.md §8): `{"error":{"message","type","code"}}` with an integer
+ * (providers/perplexity/WIRE.md §8): `{"error":{"message","type","code"}}` with an integer
  * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
  */
 import type { KyInstance } from "ky";
@@ -22,7 +22,7 @@ function errorType(body: unknown): string | undefined {
 export function classify(failure: HttpFailure): SondeError | undefined {
   const type = errorType(failure.body);
   const common = { provider: "perplexity" as const, status: failure.status, requestId: failure.requestId };
-  // Sonar paths since the sunset: a retirement, not a bad key (perplexity-agent.md §1, P6).
+  // Sonar paths since the sunset: a retirement, not a bad key (providers/perplexity/WIRE.md §1, P6).
   if (failure.status === 403 && type === "chat_completions_not_available")
     return new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
   if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)

@@ -1,6 +1,6 @@
 /**
  * msw handlers that speak Perplexity's Agent API (`providerHandlers.perplexity` in
- * `sonde/testing`; perplexity-agent.md): a background run per `POST /v1/agent` (or the
+ * `sonde/testing`; providers/perplexity/WIRE.md): a background run per `POST /v1/agent` (or the
  * `/v1/responses` alias), streamed as bare `data:` lines when asked and re-streamed with
  * `starting_after`, polled (`queued`, then the finished snapshot), and cancelled with an
  * ack (`cancelling`), after which polls show `cancelled` with `usage: null`. The report

@@ -1,6 +1,6 @@
 /**
  * A long, seeded Perplexity Agent API background stream in the wire format of
- * shared/providers/perplexity-agent.md §4: bare `data:` lines (no `event:` line),
+ * providers/perplexity/WIRE.md §4: bare `data:` lines (no `event:` line),
  * `sequence_number` from 0 and contiguous, a reasoning trace with search queries and
  * results (integer ids unique across the run, in blocks 1…, 21…, 41… as in the P6
  * capture) and fetched pages, then hundreds of text deltas mixing ASCII, accents, CJK and

@@ -1,5 +1,5 @@
 /**
- * Perplexity's reasoning trace (`response.reasoning.*`, perplexity-agent.md §4): free-text
+ * Perplexity's reasoning trace (`response.reasoning.*`, providers/perplexity/WIRE.md §4): free-text
  * thoughts tied to no item, search queries and their results (the sources `[web:N]`
  * markers point at), and fetched pages. Maps them to `thinking`, `search` and running
  * `usage` events; the caller sets the phase.
