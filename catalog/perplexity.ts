@@ -21,13 +21,14 @@ const capabilities = {
 } satisfies ModelInfo["capabilities"];
 
 // Tool fees from Perplexity's pricing table (providers/perplexity/WIRE.md §13, 2026-10-09): $0.0025 per web search, $0.0005 per fetched page.
-const presetPricing = (notes: string): Pricing => ({
+const presetPricing = (notes: string, typical: { low: number; high: number; basis: string }): Pricing => ({
   inputPerM: 0.1,
   outputPerM: 0.5,
   perThousandSearches: 2.5,
   perThousandFetches: 0.5,
   verified: false,
   source: "https://docs.perplexity.ai/getting-started/pricing",
+  typicalJobUSD: { ...typical, verified: false },
   notes:
     "No per-preset fee: tokens are billed at the list rate of whichever model the preset picks, so the token rates here are unconfirmed: $0.5/M output is what one observed medium run paid (providers/perplexity/WIRE.md §7, P6: $0.00054 for 1,085 tokens), $0.1/M input an estimate from its cache costs. " +
     "The search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
@@ -46,9 +47,12 @@ export const perplexity: ModelInfo[] = [
     capabilities,
     // The spec publishes no run limit for background runs (§5); the hour matches the other engines.
     limits: { maxDurationMs: 3_600_000 },
-    pricing: presetPricing(
-      "One observed medium run cost $0.01599; runs of ≈ $0.016–0.05 are quoted (P6, unconfirmed).",
-    ),
+    pricing: presetPricing("One observed medium run cost $0.01599 (P6).", {
+      low: 0.016,
+      high: 0.05,
+      basis:
+        "Runs of ≈ $0.016–0.05 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+    }),
     lifecycle: { stage: "ga" },
     aliases: ["deep-research"],
   },
@@ -61,7 +65,12 @@ export const perplexity: ModelInfo[] = [
       "The costlier, deeper preset of the Agent API (formerly advanced-deep-research), run like perplexity:medium.",
     capabilities,
     limits: { maxDurationMs: 3_600_000 },
-    pricing: presetPricing("Runs of up to ≈ $0.4–0.9 are quoted (P6, unconfirmed)."),
+    pricing: presetPricing("No high run was observed.", {
+      low: 0.4,
+      high: 0.9,
+      basis:
+        "Runs of up to ≈ $0.4–0.9 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+    }),
     lifecycle: { stage: "ga" },
     aliases: ["advanced-deep-research"],
   },
