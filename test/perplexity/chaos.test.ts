@@ -213,6 +213,45 @@ describe("chaos: cut Agent API streams resume byte-identically", () => {
   });
 });
 
+describe("attach after a drop, when the resume is refused", () => {
+  it("the attached job polls and delivers exactly the rest: no text twice, every citation once", async () => {
+    newRun((_, index) =>
+      index === 0
+        ? { kind: "stream", rst: transcript.ends[450]! + 5 }
+        : { kind: "json", ...errors.internal500! },
+    );
+    const first = new Sonde({
+      perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: loop.url },
+      retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 },
+      env: {},
+    }).research.start({ model, query: "Vector DB pricing?" });
+    const before: ResearchEvent[] = [];
+    let saved = "";
+    for await (const event of first) {
+      before.push(event);
+      if (event.type !== "done" && event.type !== "error") saved = JSON.stringify(first.toRef());
+    }
+    newRun((request) =>
+      request.url.includes("stream=true")
+        ? { kind: "json", ...errors.resumeExpired400! }
+        : { kind: "json", status: 200, body: transcript.final },
+    );
+    const again = clientFor().research.attach(JSON.parse(saved) as JobRef);
+    const after = await collect(again);
+    const delivered = [...before.slice(0, -2), ...after];
+    const text = delivered.map((e) => (e.type === "text" ? e.delta : "")).join("");
+    expect(text).toBe(transcript.report);
+    const result = await again.result();
+    expect(result.report).toBe(transcript.report);
+    expect(result.citations).toEqual(baseline.result.citations);
+    expect(delivered.filter((e) => e.type === "citation")).toHaveLength(
+      baseline.events.filter((e) => e.type === "citation").length,
+    );
+    expect(result.usage).toMatchObject({ costUSD: 0.01266, costSource: "provider" });
+    expect(requestsOfRun()).toEqual([`GET /v1/agent/${RID}?stream=true`, `GET /v1/agent/${RID}`]);
+  });
+});
+
 describe("the create POST is sent exactly once", () => {
   it.each([
     ["reset before any answer", (): Step => ({ kind: "reset" })],
