@@ -78,6 +78,26 @@ const clientFor = (idleTimeoutMs = 5_000) =>
 const start = (client = clientFor()) => client.research.start({ model, query: "Vector DB pricing?" });
 const strip = (events: ResearchEvent[]) => events.map(({ seq: _seq, ...rest }) => rest);
 
+/**
+ * Process 1: the stream is cut at `rst` and the server answers 500 until the job gives up;
+ * what an app does, persist the ref as events arrive. Returns the events and the last ref.
+ */
+async function dropAndSaveRef(rst: number): Promise<{ before: ResearchEvent[]; saved: string }> {
+  newRun((_, index) => (index === 0 ? { kind: "stream", rst } : { kind: "json", ...errors.internal500! }));
+  const first = new Sonde({
+    perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: loop.url },
+    retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 },
+    env: {},
+  }).research.start({ model, query: "Vector DB pricing?" });
+  const before: ResearchEvent[] = [];
+  let saved = "";
+  for await (const event of first) {
+    before.push(event);
+    if (event.type !== "done" && event.type !== "error") saved = JSON.stringify(first.toRef());
+  }
+  return { before, saved };
+}
+
 let baseline: { events: ResearchEvent[]; result: Awaited<ReturnType<ReturnType<typeof start>["result"]>> };
 
 describe("chaos: cut Agent API streams resume byte-identically", () => {
@@ -187,22 +207,7 @@ describe("chaos: cut Agent API streams resume byte-identically", () => {
   });
 
   it("a cut, then a saved ref attached by a new client: the same job finished, never re-submitted", async () => {
-    newRun((_, index) =>
-      index === 0
-        ? { kind: "stream", rst: transcript.ends[350]! + 9 }
-        : { kind: "json", ...errors.internal500! },
-    );
-    const first = new Sonde({
-      perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: loop.url },
-      retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 },
-      env: {},
-    }).research.start({ model, query: "Vector DB pricing?" });
-    const before: ResearchEvent[] = [];
-    let saved = "";
-    for await (const event of first) {
-      before.push(event);
-      if (event.type !== "done" && event.type !== "error") saved = JSON.stringify(first.toRef());
-    }
+    const { before, saved } = await dropAndSaveRef(transcript.ends[350]! + 9);
     expect(before.at(-2)).toMatchObject({ type: "error" });
     newRun(() => ({ kind: "stream" }));
     const again = clientFor().research.attach(JSON.parse(saved) as JobRef);
@@ -215,22 +220,7 @@ describe("chaos: cut Agent API streams resume byte-identically", () => {
 
 describe("attach after a drop, when the resume is refused", () => {
   it("the attached job polls and delivers exactly the rest: no text twice, every citation once", async () => {
-    newRun((_, index) =>
-      index === 0
-        ? { kind: "stream", rst: transcript.ends[450]! + 5 }
-        : { kind: "json", ...errors.internal500! },
-    );
-    const first = new Sonde({
-      perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: loop.url },
-      retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 },
-      env: {},
-    }).research.start({ model, query: "Vector DB pricing?" });
-    const before: ResearchEvent[] = [];
-    let saved = "";
-    for await (const event of first) {
-      before.push(event);
-      if (event.type !== "done" && event.type !== "error") saved = JSON.stringify(first.toRef());
-    }
+    const { before, saved } = await dropAndSaveRef(transcript.ends[450]! + 5);
     newRun((request) =>
       request.url.includes("stream=true")
         ? { kind: "json", ...errors.resumeExpired400! }
