@@ -15,6 +15,7 @@ import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
 import { reportOf, SourceIndex } from "./text.js";
 import { searchItemKey, ToolCounts } from "./tool-counts.js";
 import { itemState, searchEvent, toolEvent } from "./tool-events.js";
+import { isTrailItem, trailOf } from "./trail.js";
 import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
 
 export type { DeliveredPrefix, EmittedCounts };
@@ -28,6 +29,8 @@ export interface MapperOptions {
   logger: Logger;
   /** Set when re-attaching: the job and its `created` event are already known. */
   jobId?: string;
+  /** Set when re-attaching: how many finished trail items (searches, tool calls) were delivered. */
+  trailDelivered?: number;
 }
 
 /** A wire event whose payload the session already decoded (see session.ts). */
@@ -38,6 +41,8 @@ export interface LastBatch {
   cursor: string | undefined;
   text: number;
   citations: number;
+  /** Completed or failed trail events; they come first in a batch. */
+  trail: number;
 }
 
 /** Events that carry nothing Sonde reports beyond what neighbouring events already give. */
@@ -85,6 +90,9 @@ export class ResponseMapper {
   /** Pages the `fetch_url_results` items streamed so far list. */
   #fetchedItems = 0;
   readonly #trace: ReasoningTrace;
+  /** Ids of trail items whose completion was emitted, and how many there were. */
+  #trailDone = new Set<string>();
+  #trail = 0;
   #thinkingKey: string | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
@@ -114,7 +122,7 @@ export class ResponseMapper {
 
   /** What this mapper has emitted so far. */
   get emitted(): EmittedCounts {
-    return this.#text.emitted;
+    return { ...this.#text.emitted, trail: this.#trail };
   }
 
   /**
@@ -131,11 +139,13 @@ export class ResponseMapper {
     if (events.length > 0) {
       let text = 0;
       let citations = 0;
+      let trail = 0;
       for (const event of events) {
         if (event.type === "text") text += event.delta.length;
         if (event.type === "citation") citations++;
+        if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
       }
-      this.#lastBatch = { cursor: wire.cursor, text, citations };
+      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
     }
     return events;
   }
@@ -290,6 +300,10 @@ export class ResponseMapper {
   }
 
   #itemDone(item: WireItem, outputIndex: number | null | undefined): MappedEvent[] {
+    if (isTrailItem(item)) {
+      this.#trail++;
+      if (item.id) this.#trailDone.add(item.id);
+    }
     if (item.type === "web_search_call") {
       // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
       this.#counts.addSearch(item.id ?? `#${outputIndex ?? this.#counts.searchItems}`);
@@ -368,7 +382,10 @@ export class ResponseMapper {
     for (const id of final.searchIds) this.#counts.addSearch(id);
     this.#counts.pagesListed(final.fetches);
     this.#sources.addAll(final.sources);
-    const out = this.#text.final(final);
+    // The trail a live stream did not deliver (all of it when polled), before the report.
+    const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
+    this.#trail = Math.max(this.#trail, trail.items);
+    const out = [...trail.events, ...this.#text.final(final)];
     const counted = this.#counts.counted;
     if (response.usage || counted.searches > 0 || counted.fetches > 0)
       out.push({ type: "usage", usage: this.#dialect.usage(response.usage, counted) });

@@ -24,6 +24,8 @@ export interface DeliveredPrefix {
 export interface EmittedCounts {
   reportLength: number;
   citations: number;
+  /** Trail items (searches, tool calls) whose completed or failed event was emitted, in output order. */
+  trail: number;
 }
 
 export class StreamedReport {
@@ -47,7 +49,7 @@ export class StreamedReport {
     this.#provider = options.provider;
   }
 
-  get emitted(): EmittedCounts {
+  get emitted(): Omit<EmittedCounts, "trail"> {
     return { reportLength: this.#report.length, citations: this.#citations };
   }
 
