@@ -35,6 +35,7 @@ import {
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
+import { unavailableModel } from "./unavailable.js";
 import { Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
@@ -162,14 +163,16 @@ class OpenRouterSession implements EngineSession {
     const http = client(this.#context);
     const response = await submitOnce("openrouter", signal, () =>
       http.post("chat/completions", { json: requestBody(this.#request), signal }),
-    );
+    ).catch((error: unknown) => {
+      throw unavailableModel(error, this.#request.modelInfo);
+    });
     this.#submitted = true;
     this.#generationId = response.headers.get("x-generation-id") ?? undefined;
     if (response.headers.get("content-type")?.includes("application/json")) {
       // An error can come back as a 200 JSON body instead of a stream; no run was started.
       const body = await response.json().catch(() => undefined);
       const failure = failureOf(response, body);
-      throw classify(failure) ?? errorFromFailure(failure);
+      throw unavailableModel(classify(failure) ?? errorFromFailure(failure), this.#request.modelInfo);
     }
     try {
       // One array of wire events per network read (see `readSseBatches`).
