@@ -168,7 +168,7 @@ export class ResearchNamespace {
     if (env && !context.settings.apiKey) {
       throw new AuthenticationError(
         `No ${provider} API key: set ${env} or pass { ${provider}: { apiKey } } to new Sonde().`,
-        { provider },
+        { provider, envVar: env },
       );
     }
   }
