@@ -7,6 +7,7 @@ const shared: Options = {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
     catalog: "catalog/index.ts",
+    provider: "src/provider-entry.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,

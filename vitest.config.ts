@@ -16,6 +16,7 @@ export default defineConfig({
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
+      { find: /^sonde\/provider$/, replacement: here("./src/provider-entry.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],
   },

@@ -4,7 +4,7 @@
 // under import and require), then runs user-style scripts against the installed tarball
 // as ESM and as CJS.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
@@ -22,7 +22,8 @@ const tarball = join(work, packed.filename);
 console.log(`packed ${packed.filename}: ${packed.files.length} files, ${packed.size} bytes`);
 
 run(bin("publint"), ["run", "--strict", "--pack", "npm"]);
-run(bin("attw"), [tarball, "--profile", "node16", "--format", "table-flipped"]);
+// Every resolution mode, node10 included (typesVersions maps the subpaths there).
+run(bin("attw"), [tarball, "--format", "table-flipped"]);
 
 // Install the tarball the way a user's project would see it. Its dependencies resolve
 // from this repo's node_modules (the app lives below the repo), so no network is needed.
@@ -99,5 +100,62 @@ const providerAdapters = Object.fromEntries(["openai", "gemini", "openrouter", "
   .map((name) => [name, require("sonde/providers/" + name)[name + "Adapter"]]));`),
 );
 for (const script of ["esm.mjs", "cjs.cjs"]) run(process.execPath, [script], { cwd: app });
+
+// Subpaths type-check under moduleResolution node10 too (an older tsconfig), wildcard included.
+writeFileSync(
+  join(app, "node10.ts"),
+  `import { Sonde, type ResearchRequest } from "sonde";
+import { mockResearch } from "sonde/testing";
+import { listModels } from "sonde/catalog";
+import type { ResearchAdapter } from "sonde/provider";
+import { openaiAdapter } from "sonde/providers/openai";
+import { createFileStore } from "sonde/providers/portable";
+const request: ResearchRequest = { model: "openai:gpt-5.5-pro", query: "q" };
+const adapter: ResearchAdapter = openaiAdapter;
+export const used = [Sonde, mockResearch, listModels, request, adapter, createFileStore];
+`,
+);
+writeFileSync(
+  join(app, "tsconfig.node10.json"),
+  JSON.stringify({
+    compilerOptions: {
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      moduleResolution: "node10",
+      module: "commonjs",
+      target: "es2022",
+      lib: ["es2022", "dom"],
+      types: [],
+    },
+    files: ["node10.ts"],
+  }),
+);
+run(bin("tsc"), ["-p", "tsconfig.node10.json"], { cwd: app });
+
+// The README's first command, from the installed package's bin, offline and with no key.
+const binDir = join(app, "node_modules", ".bin");
+mkdirSync(binDir, { recursive: true });
+symlinkSync(join("..", "sonde", "dist", "cli.js"), join(binDir, "sonde"));
+const report = execFileSync(
+  "npx",
+  [
+    "--no-install",
+    "sonde",
+    "research",
+    "How do deep research agents verify their citations?",
+    "--model",
+    "portable:demo/offline",
+  ],
+  {
+    cwd: app,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SONDE_STORE_DIR: join(work, "store") },
+  },
+);
+if (!/^# /.test(report) || !report.includes("## Sources"))
+  throw new Error(`npx sonde research printed no report:\n${report}`);
+console.log("npx sonde research (portable:demo/offline): ok");
 rmSync(work, { recursive: true, force: true });
 console.log("package check passed");

@@ -1,24 +1,32 @@
+import { checkOptionKeys } from "./client-options.js";
 import type { ProviderName } from "./events.js";
 import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
-export interface OpenAISettings extends ProviderSettings {
+/** A managed engine's key and endpoint (keys default to the environment). */
+export interface EngineSettings {
+  apiKey?: string;
+  /** The API's base URL, e.g. a proxy or a test server. */
+  baseURL?: string;
+}
+
+export interface OpenAISettings extends EngineSettings {
   organization?: string;
   project?: string;
 }
-export interface OpenRouterSettings extends ProviderSettings {
+export interface OpenRouterSettings extends EngineSettings {
   /** Sent as `X-Title` (OpenRouter's app attribution). */
   appName?: string;
   /** Sent as `HTTP-Referer`. */
   appUrl?: string;
 }
-export interface HostedSettings extends ProviderSettings {
+export interface HostedSettings extends EngineSettings {
   /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
   cancelWaitMs?: number;
 }
-export interface PerplexitySettings extends ProviderSettings {
+export interface PerplexitySettings extends EngineSettings {
   /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
   asyncPath?: string;
 }
@@ -39,7 +47,7 @@ export interface PortableSettings {
 
 export interface SondeOptions {
   openai?: OpenAISettings;
-  gemini?: ProviderSettings;
+  gemini?: EngineSettings;
   openrouter?: OpenRouterSettings;
   perplexity?: PerplexitySettings;
   hosted?: HostedSettings;
@@ -90,6 +98,7 @@ export class Sonde {
   readonly #contexts = new Map<ProviderName, ProviderContext>();
 
   constructor(options: SondeOptions = {}) {
+    checkOptionKeys(options);
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());

@@ -1,7 +1,8 @@
-export type { ModelFilter, ModelInfo } from "../catalog/index.js";
+export type { ModelFilter, ModelId, ModelInfo } from "../catalog/index.js";
 export type { ResearchResult } from "./aggregate.js";
 export { normalizeUrl } from "./aggregate.js";
 export {
+  type EngineSettings,
   type HostedSettings,
   type OpenAISettings,
   type OpenRouterSettings,
@@ -13,24 +14,14 @@ export {
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
 export * from "./events.js";
-export { type JobInit, ResearchJob } from "./job.js";
-export {
-  type CancelOutcome,
-  type CancelReport,
-  type ConnectOptions,
-  type EngineSession,
-  type JobSnapshot,
-  type Logger,
-  type MappedEvent,
-  type ProviderContext,
-  type ProviderSettings,
-  type ResearchAdapter,
-  type ResolvedRequest,
-  type RetryPolicy,
-  type SnapshotReport,
-  specVersion,
-  type UsageReport,
-  type WireEvent,
+export { ResearchJob } from "./job.js";
+// The adapter spec (EngineSession, ResearchAdapter, WireEvent, …) is in `sonde/provider`.
+export type {
+  CancelOutcome,
+  JobSnapshot,
+  Logger,
+  ResolvedRequest,
+  RetryPolicy,
 } from "./provider.js";
 export { JobRef, parseRef } from "./ref.js";
 export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";

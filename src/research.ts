@@ -72,7 +72,7 @@ export class ResearchNamespace {
    * already delivered before the ref was taken are not delivered again; `result()`
    * covers the whole job.
    */
-  attach(ref: JobRef | unknown, options: AttachOptions = {}): ResearchJob {
+  attach(ref: JobRef | string, options: AttachOptions = {}): ResearchJob {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -96,7 +96,7 @@ export class ResearchNamespace {
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | unknown): Promise<JobSnapshot> {
+  async get(ref: JobRef | string): Promise<JobSnapshot> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const mocked = mockHook()?.get(parsed);
@@ -109,7 +109,7 @@ export class ResearchNamespace {
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | unknown): Promise<CancelOutcome> {
+  async cancel(ref: JobRef | string): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const mocked = mockHook()?.cancel(parsed);

@@ -9,6 +9,7 @@ import { Sonde } from "../client.js";
 import { AuthenticationError, JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
+import type { JobRef } from "../ref.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
 import { readRefFile } from "./ref-file.js";
@@ -27,7 +28,7 @@ interface Io {
  * Progress starts from where the attached job stands: the events recorded beside a
  * `--record` ref, else one status read. (Attach delivers only the events after the ref.)
  */
-async function seedProgress(progress: Progress, refPath: string | undefined, ref: unknown, client: Sonde) {
+async function seedProgress(progress: Progress, refPath: string | undefined, ref: JobRef, client: Sonde) {
   const recording = refPath?.endsWith(".ref.json") ? refPath.slice(0, -".ref.json".length) : undefined;
   if (recording && existsSync(recording)) {
     for (const line of readFileSync(recording, "utf8").split("\n")) {
@@ -123,9 +124,8 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
   }
   const env = io.env ?? process.env;
   const refArgument = ["attach", "status", "cancel"].includes(command) ? readRefFile(argument) : undefined;
-  const model =
-    command === "research" ? values.model : (refArgument as { model?: unknown } | undefined)?.model;
-  const portable = portableSettings(typeof model === "string" ? model : undefined, values, env);
+  const model = command === "research" ? values.model : refArgument?.model;
+  const portable = portableSettings(model, values, env);
   const client = given ?? new Sonde({ env, ...(portable && { portable }) });
   switch (command) {
     case "research": {
@@ -159,16 +159,16 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
     }
     case "attach": {
       const progress = new Progress();
-      await seedProgress(progress, argument, refArgument, client);
-      return stream(client.research.attach(refArgument), io, values, progress);
+      await seedProgress(progress, argument, refArgument!, client);
+      return stream(client.research.attach(refArgument!), io, values, progress);
     }
     case "status": {
-      const snapshot = await client.research.get(refArgument);
+      const snapshot = await client.research.get(refArgument!);
       io.stdout(`${JSON.stringify(snapshot, null, 2)}\n`);
       return 0;
     }
     case "cancel": {
-      const outcome = await client.research.cancel(refArgument);
+      const outcome = await client.research.cancel(refArgument!);
       io.stdout(`${JSON.stringify(outcome, null, 2)}\n`);
       return outcome.outcome === "cancelled" || outcome.outcome === "already-terminal" ? 0 : 1;
     }

@@ -1,8 +1,9 @@
 /** Reads a ref file for attach/status/cancel, with a message that says what to do instead. */
 import { existsSync, readFileSync } from "node:fs";
+import { type JobRef, parseRef } from "../ref.js";
 import { UsageError } from "./usage.js";
 
-export function readRefFile(path: string | undefined): unknown {
+export function readRefFile(path: string | undefined): JobRef {
   if (!path)
     throw new UsageError("missing <ref.json> (saved by --detach, or <file>.ref.json by --record <file>)");
   let text: string;
@@ -15,8 +16,9 @@ export function readRefFile(path: string | undefined): unknown {
     );
   }
   const trimmed = text.trim();
+  let value: unknown;
   try {
-    return JSON.parse(trimmed);
+    value = JSON.parse(trimmed);
   } catch {
     const lines = trimmed.split("\n");
     const recording = lines.length > 1 && lines.every((line) => line.trim().startsWith("{"));
@@ -33,4 +35,5 @@ export function readRefFile(path: string | undefined): unknown {
       `${path} is not JSON. Give the ref a job printed with --detach or saved as <file>.ref.json by --record.`,
     );
   }
+  return parseRef(value);
 }
