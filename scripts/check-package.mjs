@@ -4,7 +4,7 @@
 // under import and require), then runs user-style scripts against the installed tarball
 // as ESM and as CJS.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
@@ -20,6 +20,13 @@ const [packed] = JSON.parse(
 );
 const tarball = join(work, packed.filename);
 console.log(`packed ${packed.filename}: ${packed.files.length} files, ${packed.size} bytes`);
+
+// Every file the README links to (examples) ships in the package.
+const readme = readFileSync(join(root, "README.md"), "utf8");
+const shipped = new Set(packed.files.map((file) => file.path));
+for (const [, target] of readme.matchAll(/\]\(((?!https?:|#)[^)\s]+)\)/g)) {
+  if (!shipped.has(target)) throw new Error(`README links to ${target}, which is not in the package`);
+}
 
 run(bin("publint"), ["run", "--strict", "--pack", "npm"]);
 // Every resolution mode, node10 included (typesVersions maps the subpaths there).
