@@ -112,6 +112,13 @@ describe("sonde messages", () => {
     expect(exitCode).toBe(1);
     expect(message).toMatch(/set it in the environment \(export GEMINI_API_KEY=…\)/);
     expect(message).not.toMatch(/new Sonde|apiKey/);
+    const noSearch = describeFailure(
+      await run(
+        ["research", "q", "-m", "portable:local/m", "--chat-url", "http://127.0.0.1:9/v1"],
+        io().io,
+      ).catch((e: unknown) => e),
+    );
+    expect(noSearch.message).toMatch(/needs a search backend[\s\S]*sonde research --help/);
     const usage = describeFailure(await run(["research", "q"], io().io).catch((e: unknown) => e));
     expect(usage).toMatchObject({ exitCode: 2 });
     expect(usage.message).toMatch(/missing --model[\s\S]*Usage: sonde research/);

@@ -237,8 +237,13 @@ export function describeFailure(error: unknown): { message: string; exitCode: nu
       exitCode: 1,
     };
   }
-  if (SondeError.isInstance(error))
-    return { message: `sonde: ${error.name} (${error.code}): ${error.message}\n`, exitCode: 1 };
+  if (SondeError.isInstance(error)) {
+    // Messages written for code ("pass … to new Sonde()") get the command-line equivalent.
+    const cli = /new Sonde\(\)/.test(error.message)
+      ? "\nFrom the command line, flags and environment variables configure the engines: see `sonde research --help`.\n"
+      : "";
+    return { message: `sonde: ${error.name} (${error.code}): ${error.message}\n${cli}`, exitCode: 1 };
+  }
   return { message: `sonde: ${(error as Error).message ?? String(error)}\n`, exitCode: 1 };
 }
 
