@@ -6,15 +6,18 @@ const shared: Options = {
   entry: {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
+    "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
     provider: "src/provider-entry.ts",
+    tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
-  external: ["msw", "msw/node", "zod"],
+  // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's;
+  // @opentelemetry/api is an optional peer that only sonde/tracing imports.
+  external: ["msw", "msw/node", "zod", "@opentelemetry/api"],
 };
 
 export default defineConfig([

@@ -14,6 +14,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
+      { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
       { find: /^sonde\/provider$/, replacement: here("./src/provider-entry.ts") },

@@ -31,6 +31,14 @@ export const gemini: ModelInfo[] = [
       inputPerM: 2,
       outputPerM: 12,
       perThousandSearches: 14,
+      typicalJobUSD: {
+        low: 1,
+        high: 3,
+        verified: false,
+        source: "https://ai.google.dev/gemini-api/docs/deep-research",
+        basis:
+          "Google's estimate per task: about 80 searches, 250k input and 60k output tokens (gemini-interactions.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+      },
       verified: false,
       notes: pricingNotes,
     },
@@ -57,6 +65,14 @@ export const gemini: ModelInfo[] = [
       inputPerM: 2,
       outputPerM: 12,
       perThousandSearches: 14,
+      typicalJobUSD: {
+        low: 3,
+        high: 7,
+        verified: false,
+        source: "https://ai.google.dev/gemini-api/docs/deep-research",
+        basis:
+          "Google's estimate per task: about 160 searches, 900k input and 80k output tokens (gemini-interactions.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+      },
       verified: false,
       notes: pricingNotes,
     },

@@ -8,7 +8,8 @@ export const modelIds = [
   "openrouter:perplexity/sonar-pro-search",
   "openrouter:openai/o3-deep-research",
   "openrouter:openai/o4-mini-deep-research",
-  "perplexity:sonar-deep-research",
+  "perplexity:medium",
+  "perplexity:high",
   "hosted:agents.deep_research",
   "portable:demo/offline",
 ] as const;

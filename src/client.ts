@@ -1,5 +1,6 @@
 import { checkOptionKeys } from "./client-options.js";
 import type { ProviderName } from "./events.js";
+import type { SondeTelemetry } from "./observe.js";
 import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
@@ -27,8 +28,17 @@ export interface HostedSettings extends EngineSettings {
   cancelWaitMs?: number;
 }
 export interface PerplexitySettings extends EngineSettings {
-  /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
-  asyncPath?: string;
+  /**
+   * The request field that names the preset. Later docs call it `effort`; whether `preset`
+   * stays accepted is unconfirmed. @defaultValue "preset"
+   */
+  presetField?: "preset" | "effort";
+  /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
+  agentPath?: string;
+  /** `false`: submit and poll, no stream. @defaultValue true */
+  stream?: boolean;
+  /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
+  cancelWaitMs?: number;
 }
 
 /** Options of the portable (local) engine; see `sonde/providers/portable`. */
@@ -61,6 +71,11 @@ export interface SondeOptions {
   /** Reconnect and poll policy. @defaultValue { attempts: 6, minDelayMs: 500, maxDelayMs: 30_000 } */
   retry?: Partial<RetryPolicy>;
   logger?: Partial<Logger>;
+  /**
+   * Watches every job (spans, metrics). Sonde ships one for OpenTelemetry in `sonde/tracing`:
+   * `telemetry: sondeTracing()`. Without it nothing is observed or imported.
+   */
+  telemetry?: SondeTelemetry;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
 }
@@ -138,7 +153,11 @@ export class Sonde {
       openai: this.#contexts.get("openai")!.settings,
       openrouter: this.#contexts.get("openrouter")!.settings,
     };
-    this.research = new ResearchNamespace({ clock, contextFor: (p) => this.#contexts.get(p)! });
+    this.research = new ResearchNamespace({
+      clock,
+      contextFor: (p) => this.#contexts.get(p)!,
+      telemetry: options.telemetry,
+    });
   }
 
   /** Keys never appear here: the client prints as its class name only. */

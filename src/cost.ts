@@ -37,7 +37,8 @@ export function mergeUsage(previous: Usage, report: UsageReport, pricing: Pricin
     next.costUSD = report.providerCostUSD;
     next.costSource = "provider";
   } else if (previous.costSource !== "provider") {
-    next.costUSD = estimateCost(next, pricing);
+    const given = report.estimatedCostUSD;
+    next.costUSD = typeof given === "number" && Number.isFinite(given) ? given : estimateCost(next, pricing);
     next.costSource = "estimate";
   }
   return next;

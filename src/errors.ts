@@ -235,6 +235,30 @@ export class InvalidRefError extends SondeError {
   }
 }
 
+/**
+ * A ref was created under another credential or `owner` than the client reading it
+ * (`attach`/`get`/`cancel`), so Sonde refused it before any request. `field` is
+ * `"credential"` or `"owner"`. A rotated key is accepted only when listed explicitly.
+ */
+export class RefOwnershipError extends SondeError {
+  static override readonly errorName: string = "RefOwnershipError";
+  readonly field: "credential" | "owner";
+  constructor(field: "credential" | "owner", message: string, options: SondeErrorOptions = {}) {
+    super("ref_ownership", message, { ...options, retryable: false });
+    this.field = field;
+  }
+}
+
+/** An optional peer package an entry needs is not installed; the message says what to install. */
+export class MissingDependencyError extends SondeError {
+  static override readonly errorName: string = "MissingDependencyError";
+  readonly packageName: string;
+  constructor(packageName: string, message: string, options: SondeErrorOptions = {}) {
+    super("missing_dependency", message, { ...options, retryable: false });
+    this.packageName = packageName;
+  }
+}
+
 /** The same `idempotencyKey` was used with a different request. */
 export class IdempotencyConflictError extends SondeError {
   static override readonly errorName: string = "IdempotencyConflictError";

@@ -65,6 +65,8 @@ export const GapKind = z.enum([
   "corpus-limit",
   "deadline",
   "interrupted",
+  /** The job was stopped at its spend cap (`budget.maxCostUSD`). */
+  "cost-cap",
 ]);
 export type GapKind = z.infer<typeof GapKind>;
 

@@ -13,8 +13,10 @@ export {
 } from "./client.js";
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
+export type { CostEstimate } from "./estimate.js";
 export * from "./events.js";
 export { ResearchJob } from "./job.js";
+export type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "./observe.js";
 // The adapter spec (EngineSession, ResearchAdapter, WireEvent, …) is in `sonde/provider`.
 export type {
   CancelOutcome,

@@ -78,6 +78,8 @@ export interface WireEvent {
 export type UsageReport = Partial<Omit<Usage, "costUSD" | "costSource">> & {
   /** The provider's own charge in USD, when it reports one. */
   providerCostUSD?: number;
+  /** The engine's own estimate in USD, reported as is (`costSource: "estimate"`) instead of the catalog-price one. */
+  estimatedCostUSD?: number;
 };
 
 /** What an adapter's `map` returns: research events, with `usage` as raw counts. */

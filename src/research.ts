@@ -1,9 +1,11 @@
 import { findModel, listModels, type ModelFilter, type ModelInfo } from "../catalog/index.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
+import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
 import { mockHook } from "./mocks.js";
+import type { JobDescription, JobObserver, SondeTelemetry } from "./observe.js";
 import type {
   CancelOutcome,
   JobSnapshot,
@@ -11,6 +13,7 @@ import type {
   ResearchAdapter,
   ResolvedRequest,
 } from "./provider.js";
+import { redact } from "./redact.js";
 import { type JobRef, parseRef } from "./ref.js";
 import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
@@ -18,6 +21,8 @@ import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 export interface AttachOptions {
   signal?: AbortSignal;
+  /** A spend cap for the attached job (refs do not carry one): see "Controlling spend" in the README. */
+  maxCostUSD?: number;
   /** Local deadline for the attached job object. @defaultValue one hour, capped by the model */
   timeoutMs?: number;
 }
@@ -34,11 +39,28 @@ const envNames: Partial<Record<ProviderName, string>> = {
 export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
+  readonly #telemetry: SondeTelemetry | undefined;
 
   /** @internal */
-  constructor(options: { clock: () => Date; contextFor: (provider: ProviderName) => ProviderContext }) {
+  constructor(options: {
+    clock: () => Date;
+    contextFor: (provider: ProviderName) => ProviderContext;
+    telemetry?: SondeTelemetry | undefined;
+  }) {
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
+    this.#telemetry = options.telemetry;
+  }
+
+  #observe(job: JobDescription): JobObserver | undefined {
+    try {
+      return this.#telemetry?.observeJob(job);
+    } catch (error) {
+      this.#contextFor(job.provider).logger.warn("telemetry failed to observe a job; it runs unobserved", {
+        error: (error as Error).message,
+      });
+      return undefined;
+    }
   }
 
   /**
@@ -53,7 +75,20 @@ export class ResearchNamespace {
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireKey(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
+    const maxCostUSD = resolved.budget?.maxCostUSD;
+    const pollOnly = resolved.modelInfo.capabilities.pollOnly;
     return new ResearchJob({
+      maxCostUSD,
+      pollOnly,
+      observer: this.#observe({
+        provider: resolved.provider,
+        model: resolved.modelInfo.id,
+        providerModel: resolved.providerModel,
+        attached: false,
+        pollOnly,
+        redact,
+        ...(maxCostUSD !== undefined && { maxCostUSD }),
+      }),
       provider: resolved.provider,
       model: resolved.modelInfo.id,
       pricing: resolved.modelInfo.pricing,
@@ -80,7 +115,25 @@ export class ResearchNamespace {
     if (!mocked) this.#requireKey(parsed.provider, context);
     const session = mocked ?? this.#adapter(parsed.provider).attach(parsed, context);
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
+    const { maxCostUSD } = options;
+    if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
+      throw new InvalidRequestError(
+        `attach: maxCostUSD must be a positive number of dollars (got ${maxCostUSD}).`,
+      );
+    const pollOnly = info.capabilities.pollOnly;
     return new ResearchJob({
+      maxCostUSD,
+      pollOnly,
+      observer: this.#observe({
+        provider: parsed.provider,
+        model: parsed.model,
+        providerModel: info.model,
+        attached: true,
+        jobId: parsed.jobId,
+        pollOnly,
+        redact,
+        ...(maxCostUSD !== undefined && { maxCostUSD }),
+      }),
       provider: parsed.provider,
       model: parsed.model,
       pricing: info.pricing,
@@ -123,6 +176,16 @@ export class ResearchNamespace {
   /** Catalog models, filtered by provider and capability. No network. */
   listModels(filter?: ModelFilter): ModelInfo[] {
     return listModels(filter);
+  }
+
+  /**
+   * What the catalog knows about the request's cost, before anything is sent: the price
+   * dimensions, a typical range where one was published (else `"unknown"`), any hold the
+   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates like
+   * `start`, but needs no API key.
+   */
+  estimate(request: ResearchRequest): CostEstimate {
+    return estimateOf(this.#resolve(request));
   }
 
   /**

@@ -59,6 +59,33 @@ describe("sonde CLI", () => {
     expect(replayed.out()).toContain("# Report\nBody text.");
   });
 
+  it("research prints the pre-flight estimate and stops at --max-cost", async () => {
+    mockResearch("# Report").always().register();
+    const pollOnly = io();
+    await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "2"], pollOnly.io, client());
+    expect(pollOnly.err()).toMatch(
+      /cost: typical cost unknown · cap \$2\.00, checked only when the job ends/,
+    );
+    expect(pollOnly.err()).toMatch(/note: openai:gpt-5\.5-pro reports no running cost before the job ends/);
+    await expect(
+      run(["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "free"], io().io, client()),
+    ).rejects.toThrow(/--max-cost takes a positive number of US dollars/);
+
+    // A streamed report of 4,000 characters is ~$0.012 of output at $12 per M: a tenth of a cent stops it early.
+    clearMocks();
+    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    const capped = io();
+    const code = await run(
+      ["research", "q", "--model", "gemini:deep-research-preview-04-2026", "--max-cost", "0.001"],
+      capped.io,
+      client(),
+    );
+    expect(capped.err()).toMatch(/typically \$1\.00–\$3\.00 per job \(unconfirmed\) · cap \$0\.00100$/m);
+    expect(code).toBe(1);
+    expect(capped.err()).toMatch(/\[incomplete\]/);
+    expect(capped.out().length).toBeLessThan(4000);
+  });
+
   it("--json writes one parseable event per line ending with done", async () => {
     mockResearch("json report").always().register();
     const t = io();

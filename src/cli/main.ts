@@ -13,7 +13,7 @@ import type { JobRef } from "../ref.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
 import { readRefFile } from "./ref-file.js";
-import { Progress, renderSources } from "./render.js";
+import { Progress, renderEstimate, renderSources } from "./render.js";
 import { commandUsage, UsageError, usage, version } from "./usage.js";
 
 interface Io {
@@ -104,6 +104,7 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
       record: { type: "string" },
       detach: { type: "boolean" },
       timeout: { type: "string" },
+      "max-cost": { type: "string" },
       provider: { type: "string" },
       "chat-url": { type: "string" },
       search: { type: "string" },
@@ -138,11 +139,21 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
           `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
           command,
         );
-      const job = client.research.start({
+      const maxCost = values["max-cost"];
+      const maxCostUSD = maxCost === undefined ? undefined : Number(maxCost);
+      if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
+        throw new UsageError(
+          `--max-cost takes a positive number of US dollars, e.g. 2.50, not "${maxCost}"`,
+          command,
+        );
+      const request = {
         model: values.model,
         query: argument,
         ...(timeoutMs && { timeoutMs }),
-      });
+        ...(maxCostUSD !== undefined && { budget: { maxCostUSD } }),
+      };
+      io.stderr(renderEstimate(client.research.estimate(request)));
+      const job = client.research.start(request);
       if (values.detach) {
         await job.created();
         io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);

@@ -1,5 +1,7 @@
 import type { ResearchResult } from "../aggregate.js";
+import type { CostEstimate } from "../estimate.js";
 import type { ResearchEvent, Usage } from "../events.js";
+import { dollars } from "../spend.js";
 
 /** Live progress for stderr: phase, searches, sources, tokens, cost so far. One line, rewritten. */
 export class Progress {
@@ -61,4 +63,23 @@ export function renderSources(result: Pick<ResearchResult, "citations" | "gaps">
       lines.push(`- ${gap.kind}: ${gap.detail}${gap.source ? ` (${gap.source})` : ""}`);
   }
   return lines.length ? `${lines.join("\n")}\n` : "";
+}
+
+/** The pre-flight cost lines for stderr: typical range (or unknown), hold, cap and its limits. */
+export function renderEstimate(estimate: CostEstimate): string {
+  const typical =
+    estimate.typical === "unknown"
+      ? "typical cost unknown"
+      : `typically ${dollars(estimate.typical.lowUSD)}–${dollars(estimate.typical.highUSD)} per job${estimate.typical.confirmed ? "" : " (unconfirmed)"}`;
+  const parts = [`cost: ${typical}`];
+  if (estimate.holdUSD !== undefined)
+    parts.push(`the provider holds ${dollars(estimate.holdUSD)} at the start`);
+  if (estimate.maxCostUSD !== undefined)
+    parts.push(
+      `cap ${dollars(estimate.maxCostUSD)}${estimate.capChecked === "at-end" ? ", checked only when the job ends" : ""}`,
+    );
+  const notes = estimate.notes
+    .filter((note) => estimate.maxCostUSD !== undefined && /cap|billing/.test(note))
+    .map((note) => `  note: ${note}\n`);
+  return `${parts.join(" · ")}\n${notes.join("")}`;
 }

@@ -31,6 +31,7 @@ Starts a research job and streams it: the report (Markdown) to stdout, progress 
                         arrive; \`sonde attach <file>.ref.json\` continues after the last one
   --detach              print the ref once the job exists and leave it running
   --timeout <ms>        local deadline for following the job
+  --max-cost <usd>      stop the job when its running cost passes this many dollars
 
 ${portableFlags}
 `,
@@ -49,6 +50,7 @@ delivering only the events after the ref. Takes the portable flags of \`sonde re
 
 export const usage = `Usage:
   sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
+                   [--max-cost <usd>]   stop the job when its running cost passes this many dollars
   sonde attach <ref.json> [--json] [--record <file>]
   sonde status <ref.json>
   sonde cancel <ref.json>

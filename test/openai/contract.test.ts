@@ -590,10 +590,15 @@ describe("HTTP errors on the start request", () => {
         return sse(fixture("research-web-search.sse"));
       }),
     );
-    const result = await makeClient().research.start({ model: STREAMING_MODEL, query: "q" }).result();
+    // The 1 s wait is within retry.maxDelayMs, so it is waited out (and logged) and the POST resent once.
+    const logged: Logged[] = [];
+    const result = await makeClient({ retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 2_000 } }, logged)
+      .research.start({ model: STREAMING_MODEL, query: "q" })
+      .result();
     expect(result.status).toBe("completed");
     expect(posts()).toHaveLength(2);
     expect(posts()[1]!.at - posts()[0]!.at).toBeGreaterThanOrEqual(950);
+    expect(logged.filter((l) => l.level === "info" && /rate limited/.test(l.message))).toHaveLength(1);
   });
 
   it("a 500 before a response id is retried; a 400 is not", async () => {

@@ -5,13 +5,13 @@
  * imitates what it talks to: an OpenAI-compatible chat endpoint, Tavily search and pages.
  */
 import type { HttpHandler } from "msw";
-import { handlers as gemini } from "../../providers/gemini/testing.js";
-import { handlers as hosted } from "../../providers/hosted/testing.js";
-import { handlers as openai } from "../../providers/openai/testing.js";
-import { handlers as openrouter } from "../../providers/openrouter/testing.js";
-import { handlers as perplexity } from "../../providers/perplexity/testing.js";
-import { type PortableMockOptions, handlers as portable } from "../../providers/portable/testing.js";
-import type { ProviderMockOptions } from "./provider-mock.js";
+import { handlers as gemini } from "../../../providers/gemini/testing.js";
+import { handlers as hosted } from "../../../providers/hosted/testing.js";
+import { handlers as openai } from "../../../providers/openai/testing.js";
+import { handlers as openrouter } from "../../../providers/openrouter/testing.js";
+import { handlers as perplexity } from "../../../providers/perplexity/testing.js";
+import { type PortableMockOptions, handlers as portable } from "../../../providers/portable/testing.js";
+import type { ProviderMockOptions } from "../provider-mock.js";
 
 export type HandlerFactory = (options?: ProviderMockOptions) => HttpHandler[];
 

@@ -1,30 +1,31 @@
 /**
- * Maps OpenAI Responses wire events (SSE payloads and polled Response objects) onto
+ * Maps Responses wire events (decoded stream events and polled Response objects) onto
  * Sonde events. Stateful: it accumulates the report so citation offsets can be turned
  * into UTF-16 offsets of the whole report, and remembers what it already emitted so a
- * poll snapshot adds only what is new.
+ * poll snapshot adds only what is new. Provider differences come from the dialect.
  */
-import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../src/events.js";
-import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { codePointLength, OffsetCursor } from "../../src/text-offsets.js";
-import {
-  type WireAnnotation,
-  WireAnnotation as WireAnnotationSchema,
-  WireItem,
-  WireResponse,
-  WireStreamEvent,
-  type WireUsage,
-} from "./wire.js";
+import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../events.js";
+import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
+import type { InlineCitations, ResponsesDialect } from "./dialect.js";
+import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
+import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
+import { type FinalReport, isUrlCitation, reportOf, SourceIndex, searchItemKey, TextPart } from "./text.js";
+import { itemState, pageEvents, queryEvents, searchEvent, toolEvent } from "./tool-events.js";
+import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
 
 export interface MapperOptions {
+  dialect: ResponsesDialect;
   /** Catalog id (`openai:o4-mini-deep-research`), for `created`. */
   model: string;
-  /** Emit reasoning summaries as `thinking`. */
+  /** Emit reasoning (summaries, Perplexity's thoughts) as `thinking`. */
   includeThinking: boolean;
   logger: Logger;
   /** Set when re-attaching: the job and its `created` event are already known. */
   jobId?: string;
 }
+
+/** A wire event whose payload the session already decoded (see session.ts). */
+export type DecodedWireEvent = WireEvent & { event?: StreamEvent | undefined };
 
 /**
  * What was delivered before a ref was taken, re-sent under an earlier cursor so the core
@@ -34,13 +35,6 @@ export interface DeliveredPrefix {
   type: "sonde.delivered";
   text: string;
   citations: Citation[];
-}
-
-/** The report a finished Response holds: all `output_text` parts, concatenated in order. */
-export interface FinalReport {
-  text: string;
-  citations: Citation[];
-  searchIds: string[];
 }
 
 /** How many of a ref's events a mapper has emitted (text in UTF-16 units). */
@@ -55,22 +49,6 @@ export interface LastBatch {
   text: number;
   citations: number;
 }
-
-const statusOf: Record<string, JobStatus> = {
-  queued: "queued",
-  in_progress: "running",
-  completed: "completed",
-  failed: "failed",
-  cancelled: "cancelled",
-  incomplete: "incomplete",
-};
-
-const terminalOfEvent: Record<string, JobStatus> = {
-  "response.completed": "completed",
-  "response.failed": "failed",
-  "response.incomplete": "incomplete",
-  "response.cancelled": "cancelled",
-};
 
 /** Events that carry nothing Sonde reports beyond what neighbouring events already give. */
 const quiet = new Set([
@@ -100,175 +78,37 @@ const quiet = new Set([
   "response.mcp_list_tools.in_progress",
   "response.mcp_list_tools.completed",
   "response.mcp_list_tools.failed",
+  "response.skill.loaded",
 ]);
-
-/** One `output_text` content part: where it starts in the report, and its text so far. */
-class TextPart {
-  text = "";
-  codePoints = 0;
-  readonly cursor = new OffsetCursor("codepoint");
-  readonly pending: WireAnnotation[] = [];
-  constructor(readonly start: number) {}
-
-  append(delta: string): void {
-    this.text += delta;
-    this.codePoints += codePointLength(delta);
-  }
-
-  /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */
-  citation(annotation: WireAnnotation): Citation {
-    const citation: Citation = { url: annotation.url ?? "" };
-    if (annotation.title) citation.title = annotation.title;
-    if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
-      citation.startIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.start_index));
-      citation.endIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.end_index));
-    }
-    return citation;
-  }
-
-  /** Whether the text the annotation points into has arrived. */
-  covers(annotation: WireAnnotation): boolean {
-    return (annotation.end_index ?? 0) <= this.codePoints;
-  }
-}
-
-const isUrlCitation = (annotation: WireAnnotation) =>
-  annotation.type === "url_citation" && typeof annotation.url === "string" && annotation.url.length > 0;
-
-function parseItem(value: unknown): WireItem | undefined {
-  const parsed = WireItem.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
-
-/** The report of a Response object, with citations in UTF-16 offsets of that report. */
-export function reportOf(response: WireResponse): FinalReport {
-  let text = "";
-  const citations: Citation[] = [];
-  const searchIds: string[] = [];
-  for (const [index, raw] of (response.output ?? []).entries()) {
-    const item = parseItem(raw);
-    if (!item) continue;
-    if (item.type === "web_search_call") searchIds.push(item.id ?? `#${index}`);
-    if (item.type !== "message") continue;
-    for (const content of item.content ?? []) {
-      if (content.type !== "output_text" || typeof content.text !== "string") continue;
-      const part = new TextPart(text.length);
-      part.append(content.text);
-      text += content.text;
-      for (const annotation of content.annotations ?? []) {
-        if (isUrlCitation(annotation)) citations.push(part.citation(annotation));
-      }
-    }
-  }
-  return { text, citations, searchIds };
-}
-
-export function usageOf(usage: WireUsage | null | undefined, searches: number): UsageReport {
-  const report: UsageReport = { searches };
-  if (usage) {
-    const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
-    report.inputTokens = usage.input_tokens ?? 0;
-    // Reasoning tokens are part of output_tokens on the wire; Sonde counts them apart.
-    report.outputTokens = Math.max(0, (usage.output_tokens ?? 0) - reasoning);
-    report.reasoningTokens = reasoning;
-  }
-  return report;
-}
-
-export function jobStatusOf(status: string | null | undefined): JobStatus {
-  return (status && statusOf[status]) || "running";
-}
-
-function searchEvent(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent {
-  const action = item.action;
-  const kind =
-    action?.type === "open_page" ? "open_page" : action?.type?.startsWith("find") ? "find_in_page" : "search";
-  const query = kind === "find_in_page" ? action?.pattern : (action?.query ?? action?.queries?.join("; "));
-  return {
-    type: "search",
-    action: kind,
-    state,
-    ...(query && { query }),
-    ...(action?.url && { url: action.url }),
-  };
-}
-
-function parseArguments(value: string | null | undefined): unknown {
-  if (!value) return undefined;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-function toolEvent(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent | undefined {
-  const callId = item.id ?? undefined;
-  const base = { type: "tool" as const, state, ...(callId && { callId }) };
-  const done = state !== "started";
-  switch (item.type) {
-    case "file_search_call":
-      return {
-        ...base,
-        name: "file_search",
-        ...(item.queries?.length && { input: { queries: item.queries } }),
-        ...(done && item.results != null && { output: item.results }),
-      };
-    case "code_interpreter_call":
-      return {
-        ...base,
-        name: "code_interpreter",
-        ...(item.code && { input: { code: item.code } }),
-        ...(done && item.outputs != null && { output: item.outputs }),
-      };
-    case "mcp_call":
-      return {
-        ...base,
-        name: "mcp",
-        input: {
-          server: item.server_label ?? undefined,
-          tool: item.name ?? undefined,
-          ...(item.arguments && { arguments: parseArguments(item.arguments) }),
-        },
-        ...(done && (item.output != null || item.error != null) && { output: item.output ?? item.error }),
-      };
-    case "mcp_list_tools": {
-      const tools = Array.isArray(item.tools)
-        ? item.tools.map((t) => (t as { name?: unknown })?.name).filter((n) => typeof n === "string")
-        : [];
-      return {
-        ...base,
-        name: "mcp",
-        input: { server: item.server_label ?? undefined, operation: "list_tools" },
-        ...(done && { output: item.error ?? { tools } }),
-      };
-    }
-    default:
-      return undefined;
-  }
-}
-
-function itemState(item: WireItem): "completed" | "failed" {
-  return item.status === "failed" || item.status === "incomplete" || item.error ? "failed" : "completed";
-}
 
 export class ResponseMapper {
   /** The response id, from the first event or snapshot that carried it. */
   jobId: string | undefined;
   readonly #options: MapperOptions;
+  readonly #dialect: ResponsesDialect;
+  readonly #inline: InlineCitations | undefined;
+  readonly #sources = new SourceIndex();
   #created = false;
   #status: JobStatus | undefined;
   #phase: ResearchPhase | undefined;
   #report = "";
   #parts = new Map<string, TextPart>();
   #citations = 0;
+  /** `web_search_call` ids and `search_results` item positions. */
   #searches = new Set<string>();
+  /** Perplexity announces searches as events and may also list them as items: the larger count wins. */
+  #searchEvents = 0;
+  #pendingQueries: string[] = [];
+  #fetchEvents = 0;
+  #fetchItems = 0;
   #thinkingKey: string | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
 
   constructor(options: MapperOptions) {
     this.#options = options;
+    this.#dialect = options.dialect;
+    this.#inline = options.dialect.inlineCitations?.();
     this.jobId = options.jobId;
   }
 
@@ -291,7 +131,7 @@ export class ResponseMapper {
     return this.#lastBatch;
   }
 
-  map(wire: WireEvent): MappedEvent[] {
+  map(wire: DecodedWireEvent): MappedEvent[] {
     const events = this.#map(wire);
     if (events.length > 0) {
       let text = 0;
@@ -305,24 +145,27 @@ export class ResponseMapper {
     return events;
   }
 
-  #map(wire: WireEvent): MappedEvent[] {
+  #map(wire: DecodedWireEvent): MappedEvent[] {
+    if (wire.event) return this.#event(wire.event);
     const data = wire.data as { type?: unknown; object?: unknown; id?: unknown } | null;
     if (data && data.type === "sonde.delivered") return this.#delivered(data as unknown as DeliveredPrefix);
     // A polled Response object (stream events all have a `type`; Responses have none).
     if (data && (data.object === "response" || (data.type === undefined && typeof data.id === "string"))) {
       const response = WireResponse.safeParse(data);
       if (response.success) return this.#snapshot(response.data);
-      this.#options.logger.debug("openai: unreadable response snapshot ignored", {
+      this.#options.logger.debug(`${this.#dialect.provider}: unreadable response snapshot ignored`, {
         issues: response.error.message,
       });
       return [];
     }
-    const parsed = WireStreamEvent.safeParse(data);
-    if (!parsed.success) {
-      this.#options.logger.debug("openai: unreadable stream event ignored", { cursor: wire.cursor });
+    const event = decodeStreamEvent(data);
+    if (!event) {
+      this.#options.logger.debug(`${this.#dialect.provider}: unreadable stream event ignored`, {
+        cursor: wire.cursor,
+      });
       return [];
     }
-    return this.#event(parsed.data);
+    return this.#event(event);
   }
 
   /**
@@ -331,7 +174,7 @@ export class ResponseMapper {
    * result is whole and nothing is delivered twice.
    */
   deliveredPrefix(response: WireResponse, delivered: EmittedCounts): DeliveredPrefix | undefined {
-    const final = reportOf(response);
+    const final = reportOf(response, this.#dialect);
     const text = final.text.slice(this.#report.length, Math.max(this.#report.length, delivered.reportLength));
     const citations = final.citations.slice(this.#citations, Math.max(this.#citations, delivered.citations));
     if (!text && citations.length === 0) return undefined;
@@ -343,10 +186,16 @@ export class ResponseMapper {
     if (prefix.text) {
       this.#report += prefix.text;
       out.push({ type: "text", delta: prefix.text });
+      // The prefix's citations are the markers in its text: the scanner must not find them again.
+      this.#inline?.scan(this.#report, this.#sources, false);
     }
     for (const citation of prefix.citations) out.push({ type: "citation", citation });
     this.#citations += prefix.citations.length;
     return out;
+  }
+
+  #createdEvent(id: string): MappedEvent {
+    return { type: "created", jobId: id, provider: this.#dialect.provider, model: this.#options.model };
   }
 
   #createdEvents(response: WireResponse, heartbeat: boolean): MappedEvent[] {
@@ -354,7 +203,7 @@ export class ResponseMapper {
     this.jobId ??= response.id;
     if (!this.#created) {
       this.#created = true;
-      out.push({ type: "created", jobId: response.id, provider: "openai", model: this.#options.model });
+      out.push(this.#createdEvent(response.id));
     }
     const status = jobStatusOf(response.status);
     // Polls repeat the status on purpose: each one is a heartbeat.
@@ -374,45 +223,39 @@ export class ResponseMapper {
     if (!this.#created && this.#options.jobId === undefined) {
       this.#created = true;
       this.jobId ??= response.id;
-      out.push({ type: "created", jobId: response.id, provider: "openai", model: this.#options.model });
+      out.push(this.#createdEvent(response.id));
     }
     return [...out, ...this.#terminal(response, terminal)];
   }
 
-  #event(event: WireStreamEvent): MappedEvent[] {
+  #event(event: StreamEvent): MappedEvent[] {
     switch (event.type) {
+      case "response.output_text.delta":
+        return this.#textDelta(event);
+      case "response.reasoning_summary_text.delta":
+        return this.#summary(event);
       case "response.created":
       case "response.queued":
-      case "response.in_progress": {
-        const response = WireResponse.safeParse(event.response);
-        return response.success ? this.#createdEvents(response.data, false) : [];
-      }
+      case "response.in_progress":
+        return event.response ? this.#createdEvents(event.response, false) : [];
       case "response.completed":
       case "response.failed":
       case "response.incomplete":
-      case "response.cancelled": {
-        const response = WireResponse.safeParse(event.response);
-        const status = terminalOfEvent[event.type]!;
-        if (!response.success) return this.#terminalWithout(status);
-        return this.#terminal(response.data, status);
-      }
+      case "response.cancelled":
+        return this.#terminalEvent(event);
       case "error":
         return this.#error(event);
       case "response.output_item.added":
-        return this.#itemAdded(event);
+        return event.item ? this.#itemAdded(event.item) : [];
       case "response.output_item.done":
-        return this.#itemDone(event);
+        return event.item ? this.#itemDone(event.item, event.output_index) : [];
       case "response.content_part.added":
-        this.#part(event);
+        if (event.part?.type === "output_text") this.#partOf(event);
         return [];
-      case "response.output_text.delta":
-        return this.#textDelta(event);
       case "response.output_text.annotation.added":
         return this.#annotation(event);
       case "response.output_text.done":
         return this.#textDone(event);
-      case "response.reasoning_summary_text.delta":
-        return this.#thinking(event);
       case "response.refusal.done":
         return event.refusal
           ? [
@@ -422,9 +265,36 @@ export class ResponseMapper {
               },
             ]
           : [];
-      default:
-        if (!quiet.has(event.type)) {
-          this.#options.logger.debug("openai: unknown stream event ignored", { type: event.type });
+      case "response.reasoning.started":
+      case "response.reasoning.stopped":
+        return [...this.#setPhase("reasoning"), ...this.#thought(event.thought)];
+      case "response.reasoning.search_queries":
+        return this.#searchQueries(event);
+      case "response.reasoning.search_results":
+        return this.#searchResults(event);
+      case "response.reasoning.fetch_url_queries":
+        return [
+          ...this.#thought(event.thought),
+          ...this.#setPhase("reading"),
+          ...pageEvents(event.urls ?? [], "started"),
+        ];
+      case "response.reasoning.fetch_url_results": {
+        const pages = fetchedPagesOf(event.contents);
+        this.#fetchEvents += pages.length;
+        return [
+          ...this.#thought(event.thought),
+          ...pageEvents(
+            pages.map((page) => page.url),
+            "completed",
+          ),
+          this.#countedUsage(),
+        ];
+      }
+      case "unknown":
+        if (!quiet.has(event.wireType)) {
+          this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {
+            type: event.wireType,
+          });
         }
         return [];
     }
@@ -436,9 +306,48 @@ export class ResponseMapper {
     return [{ type: "phase", phase }];
   }
 
-  #itemAdded(event: WireStreamEvent): MappedEvent[] {
-    const item = parseItem(event.item);
-    if (!item) return [];
+  get #counted() {
+    return {
+      searches: this.#searches.size + Math.max(0, this.#searchEvents - this.#searchItemCount()),
+      fetches: Math.max(this.#fetchEvents, this.#fetchItems),
+    };
+  }
+
+  #searchItemCount(): number {
+    let n = 0;
+    for (const key of this.#searches) if (key.startsWith("results#")) n++;
+    return n;
+  }
+
+  #countedUsage(): MappedEvent {
+    const { searches, fetches } = this.#counted;
+    return { type: "usage", usage: { searches, ...(fetches > 0 && { fetches }) } };
+  }
+
+  #searchQueries(event: StreamEventOf<"response.reasoning.search_queries">): MappedEvent[] {
+    this.#searchEvents++;
+    this.#pendingQueries = event.queries ?? [];
+    return [...this.#thought(event.thought), ...this.#setPhase("searching"), ...queryEvents(event.queries)];
+  }
+
+  #searchResults(event: StreamEventOf<"response.reasoning.search_results">): MappedEvent[] {
+    this.#sources.add(searchResultsOf(event.results));
+    const done: MappedEvent[] = this.#pendingQueries.map((query) => ({
+      type: "search",
+      action: "search",
+      state: "completed",
+      query,
+    }));
+    this.#pendingQueries = [];
+    return [...this.#thought(event.thought), ...done, this.#countedUsage()];
+  }
+
+  #thought(thought: string | null | undefined): MappedEvent[] {
+    if (!this.#options.includeThinking || !thought) return [];
+    return [{ type: "thinking", delta: thought }];
+  }
+
+  #itemAdded(item: WireItem): MappedEvent[] {
     switch (item.type) {
       case "reasoning":
         return this.#setPhase("reasoning");
@@ -448,26 +357,36 @@ export class ResponseMapper {
         return [...this.#setPhase("searching"), searchEvent(item, "started")];
       case "file_search_call":
         return [...this.#setPhase("searching"), toolEvent(item, "started")!];
+      case "search_results":
+      case "fetch_url_results":
+        return [];
       default: {
         const tool = toolEvent(item, "started");
         if (tool) return [tool];
-        this.#options.logger.debug("openai: output item ignored", { type: item.type });
+        this.#options.logger.debug(`${this.#dialect.provider}: output item ignored`, { type: item.type });
         return [];
       }
     }
   }
 
-  #itemDone(event: WireStreamEvent): MappedEvent[] {
-    const item = parseItem(event.item);
-    if (!item) return [];
+  #itemDone(item: WireItem, outputIndex: number | null | undefined): MappedEvent[] {
     if (item.type === "web_search_call") {
       // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
-      this.#searches.add(item.id ?? `#${event.output_index ?? this.#searches.size}`);
+      this.#searches.add(item.id ?? `#${outputIndex ?? this.#searches.size}`);
       // `.completed` may never come; the item's final copy ends the call.
       return [
         searchEvent(item, item.status === "failed" ? "failed" : "completed"),
         { type: "usage", usage: { searches: this.#searches.size } },
       ];
+    }
+    if (item.type === "search_results") {
+      this.#searches.add(searchItemKey(outputIndex));
+      this.#sources.add(searchResultsOf(item.results));
+      return [this.#countedUsage()];
+    }
+    if (item.type === "fetch_url_results") {
+      this.#fetchItems += fetchedPagesOf(item.contents).length;
+      return [this.#countedUsage()];
     }
     if (item.type === "message") {
       // Annotations still waiting for their text: the item is final, so is its text.
@@ -479,7 +398,7 @@ export class ResponseMapper {
     return tool ? [tool] : [];
   }
 
-  #partOf(event: WireStreamEvent): TextPart {
+  #partOf(event: { item_id?: string | null; content_index?: number | null }): TextPart {
     const key = `${event.item_id}:${event.content_index ?? 0}`;
     let part = this.#parts.get(key);
     if (!part) {
@@ -489,42 +408,47 @@ export class ResponseMapper {
     return part;
   }
 
-  #part(event: WireStreamEvent): void {
-    const part = (event as { part?: { type?: unknown } }).part;
-    if (part?.type === "output_text") this.#partOf(event);
+  /** New report text: appended, then the citations it completes (text first: see `lastBatch`). */
+  #append(part: TextPart, delta: string): MappedEvent[] {
+    part.append(delta);
+    this.#report += delta;
+    return [{ type: "text", delta }, ...this.#inlineCitations(false)];
   }
 
-  #textDelta(event: WireStreamEvent): MappedEvent[] {
-    if (typeof event.delta !== "string" || event.delta === "") return [];
+  #inlineCitations(final: boolean): MappedEvent[] {
+    if (!this.#inline) return [];
+    const found = this.#inline.scan(this.#report, this.#sources, final);
+    this.#citations += found.length;
+    return found.map((citation) => ({ type: "citation", citation }));
+  }
+
+  #textDelta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
+    if (event.delta === "") return [];
     const part = this.#partOf(event);
-    part.append(event.delta);
-    this.#report += event.delta;
     // Annotations that were waiting for this text go out with it (after it: text first).
-    return [{ type: "text", delta: event.delta }, ...this.#flush(part, false)];
+    return [...this.#append(part, event.delta), ...this.#flush(part, false)];
   }
 
-  #annotation(event: WireStreamEvent): MappedEvent[] {
-    const parsed = WireAnnotationSchema.safeParse(event.annotation);
-    if (!parsed.success || !isUrlCitation(parsed.data)) return [];
+  #annotation(event: StreamEventOf<"response.output_text.annotation.added">): MappedEvent[] {
+    // An inline-citing provider's annotations would cite twice: its markers are the citations.
+    if (this.#inline || !event.annotation || !isUrlCitation(event.annotation)) return [];
     const part = this.#partOf(event);
-    part.pending.push(parsed.data);
+    part.pending.push(event.annotation);
     return this.#flush(part, false);
   }
 
-  #textDone(event: WireStreamEvent): MappedEvent[] {
+  #textDone(event: StreamEventOf<"response.output_text.done">): MappedEvent[] {
     const part = this.#partOf(event);
     const out: MappedEvent[] = [];
     // The final text is authoritative; deltas that never came are delivered here.
     if (typeof event.text === "string" && event.text.length > part.text.length) {
-      if (event.text.startsWith(part.text)) {
-        const rest = event.text.slice(part.text.length);
-        part.append(rest);
-        this.#report += rest;
-        out.push({ type: "text", delta: rest });
-      } else {
-        this.#options.logger.warn("openai: output_text.done disagrees with the streamed text", {
-          itemId: event.item_id,
-        });
+      if (event.text.startsWith(part.text))
+        out.push(...this.#append(part, event.text.slice(part.text.length)));
+      else {
+        this.#options.logger.warn(
+          `${this.#dialect.provider}: output_text.done disagrees with the streamed text`,
+          { itemId: event.item_id },
+        );
       }
     }
     return [...out, ...this.#flush(part, true)];
@@ -540,8 +464,8 @@ export class ResponseMapper {
     return out;
   }
 
-  #thinking(event: WireStreamEvent): MappedEvent[] {
-    if (!this.#options.includeThinking || typeof event.delta !== "string" || !event.delta) return [];
+  #summary(event: StreamEventOf<"response.reasoning_summary_text.delta">): MappedEvent[] {
+    if (!this.#options.includeThinking || !event.delta) return [];
     const key = `${event.item_id}:${event.summary_index ?? 0}`;
     // Summary parts arrive as separate paragraphs ("**Title**\n\n…"); keep them apart.
     const separator = this.#thinkingKey !== undefined && this.#thinkingKey !== key ? "\n\n" : "";
@@ -549,29 +473,41 @@ export class ResponseMapper {
     return [{ type: "thinking", delta: separator + event.delta }];
   }
 
-  #error(event: WireStreamEvent): MappedEvent[] {
+  #error(event: StreamEventOf<"error">): MappedEvent[] {
     const code = event.error?.code ?? event.code ?? event.error?.type ?? "server_error";
-    const message = event.error?.message ?? event.message ?? "OpenAI reported an error in the stream.";
+    const message =
+      event.error?.message ?? event.message ?? `${this.#dialect.label} reported an error in the stream.`;
+    return this.#failure(code, message);
+  }
+
+  /** Nothing more comes for this response (a `response.failed` may follow; the core stops here). */
+  #failure(code: string, message: string): MappedEvent[] {
     this.#errorEmitted = true;
     this.#status = "failed";
-    // Nothing more comes for this response (a `response.failed` may follow; the core stops here).
     return [
-      { type: "error", error: { code, message: `openai: ${message}`, retryable: false } },
+      { type: "error", error: { code, message: `${this.#dialect.provider}: ${message}`, retryable: false } },
       { type: "status", status: "failed" },
     ];
   }
 
-  #terminalWithout(status: JobStatus): MappedEvent[] {
+  #terminalEvent(
+    event: StreamEventOf<
+      "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled"
+    >,
+  ): MappedEvent[] {
+    const status = terminalOfEvent[event.type]!;
+    if (event.response) return this.#terminal(event.response, status, event.error ?? undefined);
+    if (status === "failed") {
+      const message = event.error?.message ?? "The response failed without a reason.";
+      return this.#failure(event.error?.code ?? event.error?.type ?? "failed", message);
+    }
     this.#status = status;
     return [{ type: "status", status }];
   }
 
-  /** A terminal Response: what was not emitted yet (text, citations), usage, why it stopped, status. */
-  #terminal(response: WireResponse, fallback: JobStatus): MappedEvent[] {
-    this.jobId ??= response.id;
+  /** Text of the final report this mapper has not emitted, then its citations (see `lastBatch`). */
+  #finalText(final: FinalReport): MappedEvent[] {
     const out: MappedEvent[] = [];
-    const final = reportOf(response);
-    // Text first, then citations (see `lastBatch`).
     if (final.text.length > this.#report.length) {
       if (final.text.startsWith(this.#report)) {
         const rest = final.text.slice(this.#report.length);
@@ -579,22 +515,42 @@ export class ResponseMapper {
         out.push({ type: "text", delta: rest });
       } else {
         this.#options.logger.warn(
-          "openai: the final report disagrees with the streamed text; kept the stream's",
+          `${this.#dialect.provider}: the final report disagrees with the streamed text; kept the stream's`,
         );
       }
     }
+    if (this.#inline) return [...out, ...this.#inlineCitations(true)];
     for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
     for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
     this.#citations = Math.max(this.#citations, final.citations.length);
+    return out;
+  }
+
+  /** A terminal Response: what was not emitted yet (text, citations), usage, why it stopped, status. */
+  #terminal(
+    response: WireResponse,
+    fallback: JobStatus,
+    eventError?: { code?: string | null; message?: string | null; type?: string | null },
+  ): MappedEvent[] {
+    this.jobId ??= response.id;
+    const final = reportOf(response, this.#dialect);
     for (const id of final.searchIds) this.#searches.add(id);
-    if (response.usage || this.#searches.size > 0)
-      out.push({ type: "usage", usage: usageOf(response.usage, this.#searches.size) });
+    this.#fetchItems = Math.max(this.#fetchItems, final.fetches);
+    this.#sources.addAll(final.sources);
+    const out = this.#finalText(final);
+    const counted = this.#counted;
+    if (response.usage || counted.searches > 0 || counted.fetches > 0)
+      out.push({ type: "usage", usage: this.#dialect.usage(response.usage, counted) });
 
     const status = statusOf[response.status ?? ""] ?? fallback;
     if (status === "failed" && !this.#errorEmitted) {
-      const code = response.error?.code ?? "failed";
-      const message = response.error?.message ?? "The response failed without a reason.";
-      out.push({ type: "error", error: { code, message: `openai: ${message}`, retryable: false } });
+      const error = response.error ?? eventError;
+      const code = error?.code ?? error?.type ?? "failed";
+      const message = error?.message ?? "The response failed without a reason.";
+      out.push({
+        type: "error",
+        error: { code, message: `${this.#dialect.provider}: ${message}`, retryable: false },
+      });
     }
     if (status === "incomplete") {
       const reason = response.incomplete_details?.reason ?? "unknown";

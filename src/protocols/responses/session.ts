@@ -1,37 +1,42 @@
 /**
- * One OpenAI background response, as the core sees it. The first `connect` submits
- * (once, ever); later ones resume the stream after the core's cursor
- * (`GET /responses/{id}?stream=true&starting_after=N`), or poll when the model is
- * poll-only, when the server refuses to stream an old response, or when resumed
- * streams keep ending without a terminal event.
+ * One background response of the Responses protocol, as the core sees it. The first
+ * `connect` submits (once, ever); later ones resume the stream after the core's cursor
+ * (`GET …/{id}?stream=true&starting_after=N`), or poll when the model is poll-only, when
+ * the server refuses to stream an old response, or when resumed streams keep ending
+ * without a terminal event. The provider's engine supplies paths, HTTP client and dialect.
  */
 import type { KyInstance } from "ky";
-import type { ModelInfo } from "../../catalog/schema.js";
-import { IndeterminateSubmissionError, StreamInterruptedError } from "../../src/errors.js";
+import type { ModelInfo } from "../../../catalog/schema.js";
+import { IndeterminateSubmissionError, SondeError, StreamInterruptedError } from "../../errors.js";
 import type {
   ConnectOptions,
   EngineSession,
   MappedEvent,
   ProviderContext,
   WireEvent,
-} from "../../src/provider.js";
-import { submitOnce } from "../../src/transport/http.js";
-import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
-import { parseRetryAfter } from "../../src/transport/retry.js";
-import { parseData, readSse } from "../../src/transport/sse.js";
-import { isStreamRefused, openaiHttp } from "./http.js";
-import { type EmittedCounts, type LastBatch, ResponseMapper } from "./map.js";
-import { isTerminalWireStatus, terminalEventTypes, WireResponse } from "./wire.js";
+} from "../../provider.js";
+import { submitOnce } from "../../transport/http.js";
+import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
+import { parseRetryAfter } from "../../transport/retry.js";
+import { parseData, readSse } from "../../transport/sse.js";
+import type { ResponsesEngine } from "./dialect.js";
+import { decodeStreamEvent, responseOf } from "./events.js";
+import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
+import { isTerminalWireStatus, terminalEventTypes } from "./status.js";
+import { WireResponse } from "./wire.js";
 
 /** Streams that end cleanly without a terminal event before Sonde polls instead. */
 const MAX_EARLY_ENDS = 2;
 
 export interface SessionInit {
+  engine: ResponsesEngine;
   context: ProviderContext;
   model: ModelInfo;
   /** Catalog id for `created` (the ref's model on attach). */
   catalogId: string;
   includeThinking: boolean;
+  /** Poll although the model streams (a provider setting); kept in the ref. */
+  pollOnly?: boolean;
   /** Set when starting: the create body. */
   body?: Record<string, unknown>;
   /**
@@ -55,14 +60,17 @@ export interface SessionInit {
 
 type SnapshotEvent = WireEvent & { snapshot?: true };
 
-export class OpenAISession implements EngineSession {
+export class ResponsesSession implements EngineSession {
   /** Background responses outlive the connection: resume or poll. */
   readonly resumable = true;
+  readonly #engine: ResponsesEngine;
+  readonly #provider: ResponsesEngine["dialect"]["provider"];
   readonly #context: ProviderContext;
   readonly #http: KyInstance;
   readonly #mapper: ResponseMapper;
   readonly #body: Record<string, unknown> | undefined;
   readonly #pollOnly: boolean;
+  readonly #forcedPollOnly: boolean;
   readonly #refCursor: string | undefined;
   readonly #delivered: EmittedCounts;
   readonly #includeThinking: boolean;
@@ -80,9 +88,12 @@ export class OpenAISession implements EngineSession {
   #earlyEnds = 0;
 
   constructor(init: SessionInit) {
+    this.#engine = init.engine;
+    this.#provider = init.engine.dialect.provider;
     this.#context = init.context;
-    this.#http = openaiHttp(init.context);
+    this.#http = init.engine.endpoints.http(init.context);
     this.#mapper = new ResponseMapper({
+      dialect: init.engine.dialect,
       model: init.catalogId,
       includeThinking: init.includeThinking,
       logger: init.context.logger,
@@ -90,7 +101,9 @@ export class OpenAISession implements EngineSession {
     });
     this.#body = init.body;
     this.#includeThinking = init.includeThinking;
-    this.#pollOnly = init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
+    this.#forcedPollOnly = init.pollOnly === true;
+    this.#pollOnly =
+      this.#forcedPollOnly || init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
     this.#jobId = init.attached?.jobId;
     this.#refCursor = init.attached?.cursor;
     this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
@@ -132,6 +145,7 @@ export class OpenAISession implements EngineSession {
       // Delivered text came from a snapshot, not the stream: replaying the stream would repeat it.
       ...(this.#fallback && { polling: true }),
       ...(this.#endedAt !== undefined && { endedAt: this.#endedAt }),
+      ...(this.#forcedPollOnly && { pollOnly: true }),
     };
   }
 
@@ -165,7 +179,7 @@ export class OpenAISession implements EngineSession {
     }
     if (this.#pollOnly || this.#fallback || this.#earlyEnds >= MAX_EARLY_ENDS) {
       if (!this.#pollOnly && !this.#fallback) {
-        this.#context.logger.debug("openai: resumed streams keep ending early; polling instead", {
+        this.#context.logger.debug(`${this.#provider}: resumed streams keep ending early; polling instead`, {
           jobId: this.jobId,
         });
       }
@@ -178,22 +192,16 @@ export class OpenAISession implements EngineSession {
 
   #indeterminate(detail: string, cause?: unknown): IndeterminateSubmissionError {
     return new IndeterminateSubmissionError(
-      `openai: the job was submitted but ${detail}, so its response id is unknown. It may be running and billing; ` +
-        "Sonde did not resend it. Check the dashboard (platform.openai.com/logs) before submitting again.",
-      { provider: "openai", ...(cause !== undefined && { cause }) },
+      `${this.#provider}: the job was submitted but ${detail}, so its response id is unknown. It may be running and billing; ` +
+        `Sonde did not resend it. Check the dashboard (${this.#engine.endpoints.dashboardHint}) before submitting again.`,
+      { provider: this.#provider, ...(cause !== undefined && { cause }) },
     );
   }
 
   async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent> {
     const body = this.#body ?? {};
     // A status-line error (429, 5xx) proves nothing was created; submitOnce rethrows it typed.
-    const response = await submitOnce("openai", signal, () =>
-      this.#http.post("responses", {
-        json: body,
-        signal,
-        ...(body.stream === true && { headers: { Accept: "text/event-stream" } }),
-      }),
-    );
+    const response = await this.#create(body, signal);
     this.#submitted = true;
     try {
       if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
@@ -220,17 +228,49 @@ export class OpenAISession implements EngineSession {
       throw this.#indeterminate("the stream ended before the response id arrived");
   }
 
+  /** The create POST, sent once: a status line that proves nothing either is indeterminate too. */
+  async #create(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    try {
+      return await submitOnce(this.#provider, signal, () =>
+        this.#http.post(this.#engine.endpoints.createPath(this.#context), {
+          json: body,
+          signal,
+          ...(body.stream === true && { headers: { Accept: "text/event-stream" } }),
+        }),
+      );
+    } catch (error) {
+      if (
+        SondeError.isInstance(error) &&
+        !IndeterminateSubmissionError.isInstance(error) &&
+        this.#engine.endpoints.isIndeterminateCreateFailure?.(error)
+      ) {
+        this.#submitted = true;
+        throw new IndeterminateSubmissionError(
+          `${this.#provider}: the job submission failed with ${error.status ?? "an error"} (${error.message}). ` +
+            `The run may have been created and be billing; Sonde did not resend it. Check ${this.#engine.endpoints.dashboardHint} before submitting again.`,
+          {
+            provider: this.#provider,
+            ...(error.status !== undefined && { status: error.status }),
+            ...(error.requestId !== undefined && { requestId: error.requestId }),
+            cause: error,
+          },
+        );
+      }
+      throw error;
+    }
+  }
+
   async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent> {
     let response: Response;
     try {
-      response = await this.#http.get(`responses/${encodeURIComponent(this.jobId!)}`, {
+      response = await this.#http.get(this.#engine.endpoints.responsePath(this.#context, this.jobId!), {
         searchParams: { stream: "true", ...(cursor !== undefined && { starting_after: cursor }) },
         headers: { Accept: "text/event-stream" },
         signal,
       });
     } catch (error) {
-      if (!isStreamRefused(error)) throw error;
-      this.#context.logger.debug("openai: the server no longer streams this response; polling", {
+      if (!this.#engine.endpoints.isStreamRefused(error)) throw error;
+      this.#context.logger.debug(`${this.#provider}: the server no longer streams this response; polling`, {
         jobId: this.jobId,
         error: (error as Error).message,
       });
@@ -243,38 +283,44 @@ export class OpenAISession implements EngineSession {
 
   async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent> {
     for await (const message of readSse(response, {
-      provider: "openai",
+      provider: this.#provider,
       idleTimeoutMs: this.#context.idleTimeoutMs,
       signal,
     })) {
-      const data = parseData(message, "openai") as
-        | { type?: unknown; sequence_number?: unknown; response?: { id?: unknown } }
-        | undefined;
-      if (!data || typeof data !== "object") continue; // `[DONE]` or an empty data line
-      if (this.#jobId === undefined && typeof data.response?.id === "string") this.#jobId = data.response.id;
-      const sequence = data.sequence_number;
-      yield { cursor: typeof sequence === "number" ? String(sequence) : undefined, data };
+      const data = parseData(message, this.#provider);
+      // Decoded once, here: the mapper receives the typed event.
+      const event = decodeStreamEvent(data);
+      if (!event) continue; // `[DONE]` or an empty data line
+      if (this.#jobId === undefined) this.#jobId = responseOf(event)?.id;
+      const sequence = event.sequence_number;
+      const wire: DecodedWireEvent = {
+        cursor: typeof sequence === "number" ? String(sequence) : undefined,
+        data,
+        event,
+      };
+      yield wire;
       // The core stops pulling after a terminal event; reaching here means more may come.
-      if (typeof data.type === "string" && terminalEventTypes.has(data.type)) return;
+      const type = event.type === "unknown" ? event.wireType : event.type;
+      if (terminalEventTypes.has(type)) return;
     }
     // A clean end without a terminal event is not success: the core resumes, and we poll after a few.
     this.#earlyEnds++;
-    this.#context.logger.debug("openai: stream ended without a terminal event", {
+    this.#context.logger.debug(`${this.#provider}: stream ended without a terminal event`, {
       jobId: this.jobId,
       earlyEnds: this.#earlyEnds,
     });
   }
 
   async *#poll(signal: AbortSignal, immediate: boolean): AsyncGenerator<WireEvent> {
-    const path = `responses/${encodeURIComponent(this.jobId!)}`;
+    const path = this.#engine.endpoints.responsePath(this.#context, this.jobId!);
     const snapshots = pollUntilTerminal({
-      provider: "openai",
+      provider: this.#provider,
       fetch: async (pollSignal) => {
         const response = await this.#http.get(path, { signal: pollSignal });
         const parsed = WireResponse.safeParse(await response.json());
         if (!parsed.success) {
-          throw new StreamInterruptedError("openai: a poll answer held no Response object", {
-            provider: "openai",
+          throw new StreamInterruptedError(`${this.#provider}: a poll answer held no Response object`, {
+            provider: this.#provider,
           });
         }
         return {
