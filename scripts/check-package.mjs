@@ -17,7 +17,7 @@ const root = resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 /** Subpath → the optional peer it needs. Each peer must be an optional peerDependency. */
-const optionalPeerEntries = { "./testing/msw": "msw" };
+const optionalPeerEntries = { "./testing/msw": "msw", "./tracing": "@opentelemetry/api" };
 
 const fail = (message) => {
   console.error(`package check FAILED: ${message}`);
@@ -29,6 +29,8 @@ for (const [entry, peer] of Object.entries(optionalPeerEntries)) {
     fail(
       `${entry} needs ${peer}: declare it in peerDependencies and mark it optional in peerDependenciesMeta`,
     );
+  if (!pkg.devDependencies?.[peer])
+    fail(`${entry} needs ${peer}: pin it in devDependencies, the version checked here`);
 }
 
 const work = mkdtempSync(join(tmpdir(), "sonde-pack-"));

@@ -6,7 +6,7 @@
 import { distance } from "../catalog/index.js";
 import { InvalidRequestError } from "./errors.js";
 
-const engine = ["apiKey", "baseURL"];
+const engine = ["apiKey", "baseURL", "previousApiKeys"];
 
 /** Accepted keys per section ("" is the top level). Sections not listed (logger, env, portable.chat) are open. */
 const optionKeys: Record<string, readonly string[]> = {
@@ -24,6 +24,7 @@ const optionKeys: Record<string, readonly string[]> = {
     "logger",
     "telemetry",
     "env",
+    "owner",
   ],
   openai: [...engine, "organization", "project"],
   gemini: engine,

@@ -11,6 +11,8 @@ export interface EngineSettings {
   apiKey?: string;
   /** The API's base URL, e.g. a proxy or a test server. */
   baseURL?: string;
+  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
+  previousApiKeys?: string[];
 }
 
 export interface OpenAISettings extends EngineSettings {
@@ -47,7 +49,10 @@ export interface PortableSettings {
   chat?: Record<string, { baseURL: string; apiKey?: string }>;
   /** A search backend object, or `{ provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }`. */
   search?: unknown;
-  /** A fetcher object (url → text). Default: fetch + HTML-to-text. */
+  /**
+   * A fetcher object (url → text). Default: `defaultFetcher()` from `sonde/providers/portable`
+   * (no private-network targets, robots.txt, main content, PDFs, charsets).
+   */
   fetcher?: unknown;
   /** A job store object, or `{ dir }` for the file store (Node only). */
   store?: unknown;
@@ -78,6 +83,11 @@ export interface SondeOptions {
   telemetry?: SondeTelemetry;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Your application's owner of the jobs this client starts (a tenant or user id), written
+   * into refs; refs of another owner are refused. A call's `{ owner }` overrides it.
+   */
+  owner?: string;
 }
 
 const envKeys: Record<Exclude<ProviderName, "portable">, string[]> = {
@@ -134,6 +144,7 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
+        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {
@@ -157,6 +168,7 @@ export class Sonde {
       clock,
       contextFor: (p) => this.#contexts.get(p)!,
       telemetry: options.telemetry,
+      owner: options.owner,
     });
   }
 

@@ -25,6 +25,6 @@ export type {
   ResolvedRequest,
   RetryPolicy,
 } from "./provider.js";
-export { JobRef, parseRef } from "./ref.js";
+export { JobRef, parseRef, refLimits } from "./ref.js";
 export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";
-export type { AttachOptions, ResearchNamespace } from "./research.js";
+export type { AttachOptions, RefCallOptions, ResearchNamespace, StartOptions } from "./research.js";

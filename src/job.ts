@@ -87,6 +87,8 @@ export interface JobInit {
   signal?: AbortSignal | undefined;
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
+  /** The ref's credential and owner binding for this job id (see ref-binding.ts). */
+  bind?: (jobId: string) => Pick<JobRef, "credential" | "owner">;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
   /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
   maxCostUSD?: number | undefined;
@@ -215,6 +217,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
       ...(this.#deadlineAt && { deadlineAt: this.#deadlineAt }),
+      ...this.#init.bind?.(this.#id),
       resume: this.#session.resumeState(),
     };
   }

@@ -269,7 +269,8 @@ export function resolveConfig(context: ProviderContext): Resolved {
       return chat;
     },
     search: searchBackendOf(search, context),
-    fetcher: extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher(context.fetch),
+    fetcher:
+      extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher({ fetch: context.fetch }),
     demo: {
       get store() {
         demoStore ??= userStore ? result.store : defaultStore("tmp", extras, context.logger);

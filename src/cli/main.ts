@@ -13,7 +13,7 @@ import type { JobRef } from "../ref.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
 import { readRefFile } from "./ref-file.js";
-import { Progress, renderEstimate, renderSources } from "./render.js";
+import { describeModel, Progress, renderEstimate, renderSources } from "./render.js";
 import { commandUsage, UsageError, usage, version } from "./usage.js";
 
 interface Io {
@@ -191,13 +191,8 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
         io.stdout(`${JSON.stringify(models, null, 2)}\n`);
         return 0;
       }
-      for (const m of models) {
-        const when = m.lifecycle.shutdownAt ? ` until ${m.lifecycle.shutdownAt.slice(0, 10)}` : "";
-        const mode = m.capabilities.pollOnly ? "poll" : m.capabilities.streaming ? "stream" : "-";
-        io.stdout(
-          `${m.id.padEnd(48)} ${m.lifecycle.stage}${when} · ${mode} · $${m.pricing.inputPerM}/$${m.pricing.outputPerM} per M\n`,
-        );
-      }
+      const now = new Date();
+      for (const m of models) io.stdout(`${describeModel(m, now)}\n`);
       return 0;
     }
     case "replay": {

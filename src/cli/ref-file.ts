@@ -1,5 +1,6 @@
 /** Reads a ref file for attach/status/cancel, with a message that says what to do instead. */
 import { existsSync, readFileSync } from "node:fs";
+import { InvalidRefError } from "../errors.js";
 import { type JobRef, parseRef } from "../ref.js";
 import { UsageError } from "./usage.js";
 
@@ -15,25 +16,32 @@ export function readRefFile(path: string | undefined): JobRef {
       code === "ENOENT" ? `no such file: ${path}` : `cannot read ${path} (${code ?? error})`,
     );
   }
-  const trimmed = text.trim();
-  let value: unknown;
   try {
-    value = JSON.parse(trimmed);
-  } catch {
-    const lines = trimmed.split("\n");
-    const recording = lines.length > 1 && lines.every((line) => line.trim().startsWith("{"));
-    if (recording) {
-      const refFile = `${path}.ref.json`;
-      throw new UsageError(
-        `${path} is an event recording (one event per line), not a ref. ` +
-          (existsSync(refFile)
-            ? `Attach its ref instead: sonde attach ${refFile}`
-            : `Attach the ref saved beside it (<file>.ref.json), or read it offline: sonde replay ${path}`),
-      );
-    }
+    // parseRef checks the text's size before parsing it.
+    return parseRef(text);
+  } catch (error) {
+    if (!(InvalidRefError.isInstance(error) && error.field === "(root)") || isJson(text)) throw error;
+  }
+  const lines = text.trim().split("\n");
+  if (lines.length > 1 && lines.every((line) => line.trim().startsWith("{"))) {
+    const refFile = `${path}.ref.json`;
     throw new UsageError(
-      `${path} is not JSON. Give the ref a job printed with --detach or saved as <file>.ref.json by --record.`,
+      `${path} is an event recording (one event per line), not a ref. ` +
+        (existsSync(refFile)
+          ? `Attach its ref instead: sonde attach ${refFile}`
+          : `Attach the ref saved beside it (<file>.ref.json), or read it offline: sonde replay ${path}`),
     );
   }
-  return parseRef(value);
+  throw new UsageError(
+    `${path} is not JSON. Give the ref a job printed with --detach or saved as <file>.ref.json by --record.`,
+  );
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
