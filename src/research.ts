@@ -207,8 +207,8 @@ export class ResearchNamespace {
   /**
    * What the catalog knows about the request's cost, before anything is sent: the price
    * dimensions, a typical range where one was published (else `"unknown"`), any hold the
-   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates like
-   * `start`, but needs no API key.
+   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates the
+   * request like `start`, but needs no API key: nothing is sent.
    */
   estimate(request: ResearchRequest): CostEstimate {
     return estimateOf(this.#resolve(request));
