@@ -9,6 +9,7 @@ const shared: Options = {
     testing: "src/testing/index.ts",
     "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
+    provider: "src/provider-entry.ts",
     tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },

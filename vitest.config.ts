@@ -18,6 +18,7 @@ export default defineConfig({
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
       { find: /^sonde\/core$/, replacement: here("./src/core.ts") },
+      { find: /^sonde\/provider$/, replacement: here("./src/provider-entry.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],
   },

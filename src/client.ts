@@ -1,3 +1,4 @@
+import { checkOptionKeys } from "./client-options.js";
 import { InvalidRequestError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
@@ -6,21 +7,30 @@ import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
-export interface OpenAISettings extends ProviderSettings {
+/** A managed engine's key and endpoint (keys default to the environment). */
+export interface EngineSettings {
+  apiKey?: string;
+  /** The API's base URL, e.g. a proxy or a test server. */
+  baseURL?: string;
+  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
+  previousApiKeys?: string[];
+}
+
+export interface OpenAISettings extends EngineSettings {
   organization?: string;
   project?: string;
 }
-export interface OpenRouterSettings extends ProviderSettings {
+export interface OpenRouterSettings extends EngineSettings {
   /** Sent as `X-Title` (OpenRouter's app attribution). */
   appName?: string;
   /** Sent as `HTTP-Referer`. */
   appUrl?: string;
 }
-export interface HostedSettings extends ProviderSettings {
+export interface HostedSettings extends EngineSettings {
   /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
   cancelWaitMs?: number;
 }
-export interface PerplexitySettings extends ProviderSettings {
+export interface PerplexitySettings extends EngineSettings {
   /**
    * The request field that names the preset. Later docs call it `effort`; whether `preset`
    * stays accepted is unconfirmed. @defaultValue "preset"
@@ -53,7 +63,7 @@ export interface PortableSettings {
 
 export interface SondeOptions {
   openai?: OpenAISettings;
-  gemini?: ProviderSettings;
+  gemini?: EngineSettings;
   openrouter?: OpenRouterSettings;
   perplexity?: PerplexitySettings;
   hosted?: HostedSettings;
@@ -142,6 +152,7 @@ export class SondeClient {
 
   /** @internal Use `new Sonde()` (every engine) or `createSonde({ adapters })`. */
   constructor(options: SondeOptions, adapters: Partial<Record<ProviderName, ResearchAdapter>>) {
+    checkOptionKeys(options);
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());

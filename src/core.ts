@@ -2,12 +2,13 @@
  * `sonde/core`: the client without any engine. `createSonde({ adapters: [openaiAdapter] })`
  * runs the engines imported from `sonde/providers/*`, so a bundle holds only those.
  */
-export type { ModelFilter, ModelInfo } from "../catalog/index.js";
+export type { ModelFilter, ModelId, ModelInfo } from "../catalog/index.js";
 export type { ResearchResult } from "./aggregate.js";
 export { normalizeUrl } from "./aggregate.js";
 export {
   type CreateSondeOptions,
   createSonde,
+  type EngineSettings,
   type HostedSettings,
   type OpenAISettings,
   type OpenRouterSettings,
@@ -20,26 +21,10 @@ export { estimateCost } from "./cost.js";
 export * from "./errors.js";
 export type { CostEstimate } from "./estimate.js";
 export * from "./events.js";
-export { type JobInit, ResearchJob } from "./job.js";
+export { ResearchJob } from "./job.js";
 export type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "./observe.js";
-export {
-  type CancelOutcome,
-  type CancelReport,
-  type ConnectOptions,
-  type EngineSession,
-  type JobSnapshot,
-  type Logger,
-  type MappedEvent,
-  type ProviderContext,
-  type ProviderSettings,
-  type ResearchAdapter,
-  type ResolvedRequest,
-  type RetryPolicy,
-  type SnapshotReport,
-  specVersion,
-  type UsageReport,
-  type WireEvent,
-} from "./provider.js";
+// The adapter spec (EngineSession, ResearchAdapter, WireEvent, …) is in `sonde/provider`.
+export type { CancelOutcome, JobSnapshot, Logger, ResolvedRequest, RetryPolicy } from "./provider.js";
 export { JobRef, parseRef, refLimits } from "./ref.js";
 export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";
 export type { AttachOptions, RefCallOptions, ResearchNamespace, StartOptions } from "./research.js";

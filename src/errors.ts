@@ -159,11 +159,16 @@ export class UnsupportedOptionError extends InvalidRequestError {
   }
 }
 
-/** 401/403: the key is missing, wrong, or lacks access. */
+/**
+ * 401/403: the key is missing, wrong, or lacks access. For a missing key, `envVar` names the
+ * environment variable it is read from.
+ */
 export class AuthenticationError extends SondeError {
   static override readonly errorName: string = "AuthenticationError";
-  constructor(message: string, options: SondeErrorOptions = {}) {
+  readonly envVar: string | undefined;
+  constructor(message: string, options: SondeErrorOptions & { envVar?: string } = {}) {
     super("authentication", message, { ...options, retryable: false });
+    this.envVar = options.envVar;
   }
 }
 

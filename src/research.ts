@@ -130,7 +130,7 @@ export class ResearchNamespace {
    * already delivered before the ref was taken are not delivered again; `result()`
    * covers the whole job.
    */
-  attach(ref: JobRef | unknown, options: AttachOptions = {}): ResearchJob {
+  attach(ref: JobRef | string, options: AttachOptions = {}): ResearchJob {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -175,7 +175,7 @@ export class ResearchNamespace {
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<JobSnapshot> {
+  async get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -189,7 +189,7 @@ export class ResearchNamespace {
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<CancelOutcome> {
+  async cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -271,7 +271,7 @@ export class ResearchNamespace {
     if (env && !context.settings.apiKey) {
       throw new AuthenticationError(
         `No ${provider} API key: set ${env} or pass { ${provider}: { apiKey } } to new Sonde().`,
-        { provider },
+        { provider, envVar: env },
       );
     }
   }

@@ -2,7 +2,7 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../providers/perplexity/testing.js";
-import { Sonde } from "../../src/index.js";
+import { type JobRef, Sonde } from "../../src/index.js";
 import { collect, fastRetry } from "./helpers.js";
 
 const BASE = "https://perplexity.test";
@@ -37,14 +37,14 @@ describe("providers/perplexity testing handlers", () => {
   it("replay the stream for a run re-attached from its ref", async () => {
     server.use(...handlers({ baseURL: BASE, report, citations }));
     const job = client().research.start({ model, query: "q" });
-    let ref: unknown;
+    let ref: JobRef | undefined;
     for await (const event of job) {
       if (event.type === "text") {
         ref = JSON.parse(JSON.stringify(job.toRef()));
         break;
       }
     }
-    const again = await client().research.attach(ref).result();
+    const again = await client().research.attach(ref!).result();
     expect(again.report).toBe(`${report} [web:1][web:2]`);
     expect(again.citations).toHaveLength(2);
   });
