@@ -138,7 +138,8 @@ function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderNa
  * environment as for `new Sonde()`.
  */
 export function createSonde(options: CreateSondeOptions): SondeClient {
-  return new SondeClient(options, byProvider(options.adapters));
+  const { adapters, ...rest } = options;
+  return new SondeClient(rest, byProvider(adapters));
 }
 
 /**
