@@ -20,6 +20,12 @@ export interface AttachOptions {
   signal?: AbortSignal;
   /** Local deadline for the attached job object. @defaultValue one hour, capped by the model */
   timeoutMs?: number;
+  /**
+   * Portable jobs: send again the model, search and fetch calls that were in flight when
+   * the process running the job died. They may have been billed; by default each one
+   * becomes a gap saying so, and the job continues without it. @defaultValue false
+   */
+  repeatInterruptedCalls?: boolean;
 }
 
 const envNames: Partial<Record<ProviderName, string>> = {
@@ -78,7 +84,13 @@ export class ResearchNamespace {
     const context = this.#contextFor(parsed.provider);
     const mocked = mockHook()?.attach(parsed);
     if (!mocked) this.#requireKey(parsed.provider, context);
-    const session = mocked ?? this.#adapter(parsed.provider).attach(parsed, context);
+    const session =
+      mocked ??
+      this.#adapter(parsed.provider).attach(parsed, context, {
+        ...(options.repeatInterruptedCalls !== undefined && {
+          repeatInterruptedCalls: options.repeatInterruptedCalls,
+        }),
+      });
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
     return new ResearchJob({
       provider: parsed.provider,
