@@ -7,13 +7,17 @@ const shared: Options = {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
     catalog: "catalog/index.ts",
+    redis: "src/redis/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer.
-  external: ["msw", "msw/node", "zod"],
+  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer,
+  // ioredis and bullmq optional peers of sonde/redis and sonde/worker.
+  external: ["msw", "msw/node", "zod", "ioredis", "bullmq"],
+  // sonde/redis's Lua scripts are bundled as strings.
+  loader: { ".lua": "text" },
 };
 
 export default defineConfig([

@@ -4,10 +4,23 @@ import { defineConfig } from "vitest/config";
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 export default defineConfig({
+  // Lua scripts load as text, as tsup's loader bundles them.
+  plugins: [
+    {
+      name: "lua-as-text",
+      transform(code, id) {
+        return id.endsWith(".lua")
+          ? { code: `export default ${JSON.stringify(code)};`, map: null }
+          : undefined;
+      },
+    },
+  ],
   resolve: {
     alias: [
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
+      { find: /^sonde\/redis$/, replacement: here("./src/redis/index.ts") },
+      { find: /^sonde\/worker$/, replacement: here("./src/worker/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],

@@ -172,7 +172,10 @@ export interface JobStore {
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** Removes the job, its events and its receipts. */
   deleteJob(jobId: string): Promise<void>;
-  /** Appends unless an event with this `index` exists (then it is a no-op). */
+  /**
+   * Appends unless an event with this `index` exists (then it is a no-op). A runner appends
+   * in index order, one at a time, so a store may rely on that (a Redis Stream does).
+   */
   appendEvent(jobId: string, event: StoredEvent, fence?: Fence): Promise<void>;
   /** All events of the job, ordered by `index`. */
   readEvents(jobId: string): Promise<StoredEvent[]>;
