@@ -8,6 +8,7 @@ const shared: Options = {
     testing: "src/testing/index.ts",
     catalog: "catalog/index.ts",
     redis: "src/redis/index.ts",
+    worker: "src/worker/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
