@@ -17,6 +17,19 @@ const event = (seq: number, last = false): ResearchEvent =>
     ? { type: "done", seq, status: "completed" }
     : { type: "text", seq, delta: `word${seq} ` }) as ResearchEvent;
 
+async function* iterate<T>(stream: ReadableStream<T>): AsyncGenerator<T> {
+  const reader = stream.getReader();
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
 /** A web endpoint serving one job's events, as an app would mount it. */
 async function endpoint(log: ReturnType<typeof createEventLog>, jobId: string) {
   const server: Server = createServer(async (req, res) => {
@@ -27,7 +40,7 @@ async function endpoint(log: ReturnType<typeof createEventLog>, jobId: string) {
       signal: controller.signal,
     });
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    for await (const chunk of response.body!) res.write(chunk);
+    for await (const chunk of iterate(response.body!)) res.write(chunk);
     res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -70,7 +83,7 @@ describe("tailing a job's events from anywhere", () => {
           .pipeThrough(new EventSourceParserStream());
         let count = 0;
         try {
-          for await (const message of messages) {
+          for await (const message of iterate(messages)) {
             received.push({ id: message.id!, seq: (JSON.parse(message.data) as ResearchEvent).seq });
             if (++count === stopAfter) {
               controller.abort(); // the connection drops
