@@ -16,6 +16,9 @@ import { DAY_MS, readResult, readState, stateKeys, type WorkerJobState } from ".
 
 export const DEFAULT_QUEUE = "sonde-research";
 
+/** Runs of one queue entry after an infrastructure failure (each attaches; none re-submits). */
+export const RERUNS = { attempts: 1_000, backoff: { type: "fixed" as const, delay: 500 } };
+
 export interface QueueSetup {
   /** Holds the jobs' state, events and results. */
   redis: Redis;
@@ -109,7 +112,7 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
         .pexpire(key, 7 * DAY_MS)
         .exec();
       // BullMQ keeps one job per id: a repeated add is a no-op.
-      await queue.add("research", { id }, { jobId: id, attempts: 1, removeOnFail: false });
+      await queue.add("research", { id }, { jobId: id, ...RERUNS });
       return { id, created: fresh };
     },
     async cancel(id) {

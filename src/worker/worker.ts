@@ -15,7 +15,7 @@ import { createEventLog } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
-import { DEFAULT_QUEUE, researchJobId, wakeJobId } from "./queue.js";
+import { DEFAULT_QUEUE, RERUNS, researchJobId, wakeJobId } from "./queue.js";
 import { DAY_MS, FINAL_STATUSES, readState, stateKeys, type WorkerJobStatus } from "./state.js";
 
 const acquireSlot = luaScript(acquireSlotSource);
@@ -154,6 +154,9 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       await cancelling;
       return await finish(result.status as WorkerJobStatus, result);
     } catch (error) {
+      // Redis or the job store failing is not the job failing: BullMQ runs it again, and the
+      // next run attaches from the stored ref.
+      if (!SondeError.isInstance(error) || error.code === "store_error") throw error;
       const held = SondeError.isInstance(error) && (error as { reason?: unknown }).reason instanceof Hold;
       const retryable = SondeError.isInstance(error) && error.retryable;
       if (held || retryable) {
@@ -169,7 +172,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
           : Math.min(backoff.maxMs, Math.max(backoff.minMs, (state.backoffMs ?? backoff.minMs / 2) * 2));
         const generation = await redis.hincrby(keys.state, "wakes", 1);
         await set({ status: "waiting", failures, backoffMs: delay });
-        await wakes.add("wake", { id }, { jobId: wakeJobId(id, generation), delay });
+        await wakes.add("wake", { id }, { jobId: wakeJobId(id, generation), delay, ...RERUNS });
         return "waiting";
       }
       const described = SondeError.isInstance(error)
@@ -186,6 +189,8 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     connection,
     concurrency: setup.concurrency ?? 4,
     lockDuration: setup.lockDurationMs ?? 30_000,
+    // Look for stalled jobs as often as a lock can lapse, so a dead worker's jobs move on soon.
+    stalledInterval: setup.lockDurationMs ?? 30_000,
     // A stalled job is safe to hand over (it attaches from its ref); never give up on it.
     maxStalledCount: 1_000_000,
   });

@@ -1,0 +1,32 @@
+/**
+ * One worker process of the fleet chaos test (bundled with esbuild and run by node): a
+ * Sonde client whose portable jobs live in Redis and whose hosted API is the test's
+ * loopback fake, driving the queue until it is SIGKILLed.
+ */
+import { Redis } from "ioredis";
+import { Sonde } from "../../src/index.js";
+import { createRedisStore } from "../../src/redis/index.js";
+import { createResearchWorker } from "../../src/worker/index.js";
+
+const env = process.env as Record<string, string>;
+const redis = new Redis({ host: "127.0.0.1", port: Number(env.REDIS_PORT), maxRetriesPerRequest: null });
+const prefix = env.PREFIX!;
+const client = new Sonde({
+  env: {},
+  hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: env.HOSTED_URL! },
+  portable: { store: createRedisStore(redis, { prefix }), leaseMs: 1_000 },
+  retry: { attempts: 50, minDelayMs: 30, maxDelayMs: 120 },
+});
+createResearchWorker({
+  redis,
+  client,
+  prefix,
+  queueName: env.QUEUE!,
+  concurrency: 3,
+  lockDurationMs: 1_500,
+  holdMs: 400,
+  wakeBackoff: { minMs: 50, maxMs: 400 },
+  // The demo engine's calls cost nothing: a call cut off by SIGKILL may be sent again.
+  repeatInterruptedCalls: true,
+});
+process.stdout.write("ready\n");
