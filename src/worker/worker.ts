@@ -10,6 +10,7 @@ import { type ConnectionOptions, DelayedError, type Job, Queue, Worker } from "b
 import type { Redis } from "ioredis";
 import type { Sonde } from "../client.js";
 import { SondeError } from "../errors.js";
+import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import { createEventLog } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
@@ -69,7 +70,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
   const backoff = setup.wakeBackoff ?? { minMs: 5_000, maxMs: 300_000 };
   const resultTtl = setup.resultTtlMs ?? 7 * DAY_MS;
 
-  const process = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
+  const processJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
     const { id } = bull.data;
     const keys = stateKeys(prefix, id);
     const state = await readState(redis, prefix, id);
@@ -125,6 +126,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }
 
     let seq = await redis.xlen(events.keys(id).events);
+    const unsettled: ResearchEvent[] = [];
     let progressed = false;
     const pollOnly = resolved.modelInfo.capabilities?.pollOnly === true;
     const holdTimer = pollOnly ? setTimeout(() => job.abort(new Hold()), setup.holdMs ?? 60_000) : undefined;
@@ -140,6 +142,15 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }, setup.cancelPollMs ?? 500);
     try {
       for await (const event of job) {
+        // A retryable failure ends this attach, not the job: its error and `done` are stored
+        // only if the job turns out to be over.
+        if (
+          (event.type === "error" && event.error.retryable) ||
+          (event.type === "done" && event.status === "failed")
+        ) {
+          unsettled.push(event);
+          continue;
+        }
         let ref: unknown;
         try {
           ref = job.toRef();
@@ -175,6 +186,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
         await wakes.add("wake", { id }, { jobId: wakeJobId(id, generation), delay, ...RERUNS });
         return "waiting";
       }
+      for (const event of unsettled) await events.append(id, { ...event, seq: seq++ });
       const described = SondeError.isInstance(error)
         ? { code: error.code, message: error.message }
         : { code: "worker_error", message: String((error as Error)?.message ?? error) };
@@ -185,7 +197,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }
   };
 
-  const worker = new Worker(queueName, process, {
+  const worker = new Worker(queueName, processJob, {
     connection,
     concurrency: setup.concurrency ?? 4,
     lockDuration: setup.lockDurationMs ?? 30_000,
