@@ -11,6 +11,12 @@ export {
 } from "./queue.js";
 export type { WorkerJobState, WorkerJobStatus } from "./state.js";
 export {
+  InvalidWebhookSignatureError,
+  type OpenAIWebhookEvent,
+  openAIWebhookHandler,
+  verifyOpenAIWebhook,
+} from "./webhooks.js";
+export {
   createResearchWorker,
   MAX_RETRYABLE_FAILURES,
   type ResearchWorker,

@@ -49,6 +49,8 @@ export interface ResearchQueue {
   /** Wakes a waiting job now instead of at its next scheduled poll (e.g. from a webhook). */
   wake(id: string): Promise<void>;
   status(id: string): Promise<WorkerJobState | undefined>;
+  /** The research job id of a provider's job (e.g. an OpenAI response id from a webhook). */
+  byProviderJob(provider: string, jobId: string): Promise<string | undefined>;
   /** The final result (report, citations, gaps, usage), while its TTL lasts. */
   result(id: string): Promise<ResearchResult | undefined>;
   readonly events: EventLog;
@@ -126,6 +128,9 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       if (pending && (await pending.isDelayed())) await pending.promote();
     },
     status: (id) => readState(redis, prefix, id),
+    async byProviderJob(provider, jobId) {
+      return (await redis.get(stateKeys(prefix, "").byProviderJob(provider, jobId))) ?? undefined;
+    },
     result: (id) => readResult(redis, prefix, id),
     close: () => queue.close(),
   };

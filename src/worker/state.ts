@@ -55,6 +55,7 @@ export function stateKeys(prefix: string, id: string) {
     state: `${prefix}job:{${id}}`,
     result: `${prefix}result:{${id}}`,
     slots: (provider: string) => `${prefix}slots:${provider}`,
+    byProviderJob: (provider: string, jobId: string) => `${prefix}byjob:${provider}:${jobId}`,
   };
 }
 

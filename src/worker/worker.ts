@@ -158,6 +158,10 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
           // Before `created` there is no ref yet.
         }
         await events.append(id, { ...event, seq }, ref ? { ref } : undefined);
+        if (event.type === "created") {
+          // So a provider's webhook (which names its own job id) can wake this job.
+          await redis.set(keys.byProviderJob(provider, event.jobId), id, "PX", resultTtl);
+        }
         seq++;
         progressed = true;
       }
