@@ -1,3 +1,4 @@
+/// <reference path="./lua.d.ts" />
 /**
  * Lua scripts run by SHA (EVALSHA), loaded again with EVAL when Redis answers NOSCRIPT
  * (after a restart or SCRIPT FLUSH).

@@ -1,3 +1,4 @@
+/// <reference path="../redis/lua.d.ts" />
 /**
  * The consumer side of `sonde/worker`: a BullMQ worker that drives research jobs. It stores
  * the job's ref with every event it writes to the job's stream (one atomic step), so a
