@@ -6,17 +6,20 @@ const shared: Options = {
   entry: {
     index: "src/index.ts",
     testing: "src/testing/index.ts",
+    "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
     redis: "src/redis/index.ts",
     worker: "src/worker/index.ts",
+    tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
-  // msw is only used by sonde/testing and stays the user's own devDependency; zod is a peer,
-  // ioredis and bullmq optional peers of sonde/redis and sonde/worker.
-  external: ["msw", "msw/node", "zod", "ioredis", "bullmq"],
+  // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's;
+  // @opentelemetry/api, ioredis and bullmq are optional peers that only sonde/tracing,
+  // sonde/redis and sonde/worker import.
+  external: ["msw", "msw/node", "zod", "@opentelemetry/api", "ioredis", "bullmq"],
   // sonde/redis's Lua scripts are bundled as strings.
   loader: { ".lua": "text" },
 };
@@ -26,9 +29,9 @@ export default defineConfig([
   {
     ...shared,
     format: ["cjs"],
-    // ky, p-retry and eventsource-parser ship ESM only; bundling them keeps `require("sonde")`
+    // ky, p-retry, eventsource-parser and @noble/hashes ship ESM only; bundling them keeps `require("sonde")`
     // free of require(esm) interop (a default export seen through a namespace object).
-    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error"],
+    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error", "@noble/hashes"],
   },
   {
     entry: { cli: "src/cli/main.ts" },

@@ -1,7 +1,14 @@
+import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+// Tests never write into the user's home: default portable stores land in a scratch home.
+const scratchHome = join(tmpdir(), "sonde-test-home");
+mkdirSync(scratchHome, { recursive: true, mode: 0o700 });
 
 export default defineConfig({
   // Lua scripts load as text, as tsup's loader bundles them.
@@ -18,6 +25,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
+      { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/redis$/, replacement: here("./src/redis/index.ts") },
       { find: /^sonde\/worker$/, replacement: here("./src/worker/index.ts") },
@@ -32,5 +40,6 @@ export default defineConfig({
     benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
     pool: "forks",
+    env: { HOME: scratchHome, USERPROFILE: scratchHome },
   },
 });

@@ -1,18 +1,95 @@
-import type { ModelInfo } from "./schema.js";
+import type { ModelInfo, Pricing } from "./schema.js";
 
 /**
- * Perplexity async chat completions (shared/providers/perplexity-async.md): submit,
- * poll, report whole at the end; no cancel, no streaming, no resume. The provider
- * reports its own charge (`usage.cost.total_cost`), so these prices only feed estimates.
+ * Perplexity's Agent API (`POST /v1/agent`, shared/providers/perplexity-agent.md): deep
+ * research is a preset run in the background, streamed with resume (`starting_after`),
+ * polled, and cancelled server-side. The provider reports its own charge
+ * (`usage.cost.total_cost`), so these prices only feed estimates (e.g. of a cancelled
+ * run, whose usage is null). The Sonar async API this catalog listed first answers
+ * `403 chat_completions_not_available` since 2026-09-27.
  */
+const capabilities = {
+  streaming: true,
+  background: true,
+  resume: true,
+  cancel: true,
+  // `previous_response_id` is in the spec (§3 and the P6 chat captures); with presets it is unconfirmed.
+  followUps: true,
+  // The preset picks its own tools (web_search, fetch_url); Sonde sends none.
+  tools: [],
+  pollOnly: false,
+} satisfies ModelInfo["capabilities"];
+
+// Tool fees from Perplexity's pricing table (perplexity-agent.md §13, 2026-10-09): $0.0025 per web search, $0.0005 per fetched page.
+const presetPricing = (notes: string): Pricing => ({
+  inputPerM: 0.1,
+  outputPerM: 0.5,
+  perThousandSearches: 2.5,
+  perThousandFetches: 0.5,
+  verified: false,
+  source: "https://docs.perplexity.ai/getting-started/pricing",
+  notes:
+    "No per-preset fee: tokens are billed at the list rate of whichever model the preset picks, so the token rates here are unconfirmed: $0.5/M output is what one observed medium run paid (perplexity-agent.md §7, P6: $0.00054 for 1,085 tokens), $0.1/M input an estimate from its cache costs. " +
+    "The search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
+    notes,
+});
+
 export const perplexity: ModelInfo[] = [
-  // Capabilities from perplexity-async.md §2; $2 in / $8 out / $2 citation / $3 reasoning per M and $5 per 1,000 searches from docs.perplexity.ai/getting-started/pricing.
+  // Preset names and aliases from perplexity-agent.md §2 (P3: sonar-deep-research maps to medium, formerly deep-research).
+  {
+    id: "perplexity:medium",
+    provider: "perplexity",
+    model: "medium",
+    displayName: "Perplexity Deep Research (Agent API, medium preset)",
+    description:
+      "Background deep research on the Agent API: streamed with resume, polled, cancelled server-side. Formerly the deep-research preset.",
+    capabilities,
+    // The spec publishes no run limit for background runs (§5); the hour matches the other engines.
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      ...presetPricing(
+        "One observed medium run cost $0.01599; runs of ≈ $0.016–0.05 are quoted (P6, unconfirmed).",
+      ),
+      typicalJobUSD: {
+        low: 0.016,
+        high: 0.05,
+        verified: false,
+        basis: "Quoted per medium run in perplexity-agent.md §13 (P6); one observed run cost $0.01599.",
+      },
+    },
+    lifecycle: { stage: "ga" },
+    aliases: ["deep-research"],
+  },
+  {
+    id: "perplexity:high",
+    provider: "perplexity",
+    model: "high",
+    displayName: "Perplexity Advanced Deep Research (Agent API, high preset)",
+    description:
+      "The costlier, deeper preset of the Agent API (formerly advanced-deep-research), run like perplexity:medium.",
+    capabilities,
+    limits: { maxDurationMs: 3_600_000 },
+    pricing: {
+      ...presetPricing("Runs of up to ≈ $0.4–0.9 are quoted (P6, unconfirmed)."),
+      // The source gives only "up to ≈ $0.4–0.9": the range is its upper band, not a floor.
+      typicalJobUSD: {
+        low: 0.4,
+        high: 0.9,
+        verified: false,
+        basis: "Quoted as the upper band of high runs in perplexity-agent.md §13 (P6), unconfirmed.",
+      },
+    },
+    lifecycle: { stage: "ga" },
+    aliases: ["advanced-deep-research"],
+  },
+  // Kept so its id fails validation with a replacement instead of being unknown. Prices from docs.perplexity.ai/getting-started/pricing, as they were.
   {
     id: "perplexity:sonar-deep-research",
     provider: "perplexity",
     model: "sonar-deep-research",
-    displayName: "Perplexity Sonar Deep Research",
-    description: "Async job API: submit, poll, and receive the report whole; no server-side cancel.",
+    displayName: "Perplexity Sonar Deep Research (retired)",
+    description:
+      "The Sonar async job API, retired on 2026-09-27: it answers 403 chat_completions_not_available. Use perplexity:medium.",
     capabilities: {
       streaming: false,
       background: true,
@@ -30,10 +107,9 @@ export const perplexity: ModelInfo[] = [
       perThousandSearches: 5,
       verified: true,
       source: "https://docs.perplexity.ai/getting-started/pricing",
-      notes:
-        "citation_tokens are billed at $2/M, the same as input: add them to input tokens when estimating. reasoning_tokens map to internalReasoningTokens. The synthetic cost object in perplexity-async.md §7 is consistent with these rates.",
+      notes: "The retired Sonar rates; citation_tokens were billed at the input rate.",
     },
-    // Perplexity's pricing page says Sonar (chat completions) "will be supported until September 27, 2026"; shutdownAt is left unset pending a project decision, because setting it makes validation reject this id from that date.
-    lifecycle: { stage: "deprecated" },
+    // Perplexity's own migration guide maps sonar-deep-research to the medium preset (perplexity-agent.md §2, P3).
+    lifecycle: { stage: "retired", shutdownAt: "2026-09-27T00:00:00Z", replacement: "perplexity:medium" },
   },
 ];

@@ -24,6 +24,8 @@ export type Capabilities = z.infer<typeof Capabilities>;
 /** USD prices. `verified: false` marks figures not confirmed from the provider's own pages. */
 export const Pricing = z.strictObject({
   inputPerM: z.number().nonnegative(),
+  /** Input tokens read from the provider's prompt cache, where it prices them apart. */
+  cachedInputPerM: z.number().nonnegative().optional(),
   outputPerM: z.number().nonnegative(),
   reasoningPerM: z.number().nonnegative().optional(),
   internalReasoningPerM: z.number().nonnegative().optional(),
@@ -36,6 +38,21 @@ export const Pricing = z.strictObject({
   reservationUSD: z.number().nonnegative().optional(),
   /** Multiplier over provider cost that the operator charges (hosted job API). */
   markup: z.number().positive().optional(),
+  /**
+   * What one job typically costs in USD, where someone has published a figure; absent = unknown.
+   * `verified: false` marks ranges not confirmed from the provider's own pages.
+   */
+  typicalJobUSD: z
+    .strictObject({
+      low: z.number().nonnegative(),
+      high: z.number().nonnegative(),
+      verified: z.boolean(),
+      source: z.string().optional(),
+      /** What the range assumes (searches, tokens per job). */
+      basis: z.string().optional(),
+    })
+    .refine((range) => range.low <= range.high, "typicalJobUSD.low must not exceed high")
+    .optional(),
   verified: z.boolean(),
   source: z.string().optional(),
   notes: z.string().optional(),
@@ -48,6 +65,9 @@ export const Lifecycle = z.strictObject({
   shutdownAt: z.iso.datetime({ offset: true }).optional(),
   /** Catalog id to use instead. */
   replacement: z.string().optional(),
+  /** `false`: whether the provider still serves the model is not confirmed (see `notes`). */
+  verified: z.boolean().optional(),
+  notes: z.string().optional(),
 });
 export type Lifecycle = z.infer<typeof Lifecycle>;
 

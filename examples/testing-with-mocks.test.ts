@@ -96,7 +96,7 @@ describe("a mock that matches nothing", () => {
 
   it("leaves the request to the real engine (here, msw speaking OpenAI's wire format)", async () => {
     const { setupServer } = await import("msw/node");
-    const { providerHandlers } = await import("sonde/testing");
+    const { providerHandlers } = await import("sonde/testing/msw");
     const server = setupServer(
       ...providerHandlers.openai({ baseURL: "https://openai.test/v1", report: "From the engine itself." }),
     );

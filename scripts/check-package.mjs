@@ -1,38 +1,131 @@
 #!/usr/bin/env node
-// Packaging check, run by `npm test` after the build: packs the tarball a user would
-// install, lints it (publint, @arethetypeswrong/cli: every subpath resolves with types
-// under import and require), then runs user-style scripts against the installed tarball
-// as ESM and as CJS.
+// Packaging check, run by `npm test` after the build. It does what a new user does: packs
+// the tarball, lints it (publint, @arethetypeswrong/cli), installs it into a fresh project
+// outside the repo (so nothing resolves from the repo's node_modules) with only `zod` and
+// `node@22` beside it, then imports AND requires every subpath in package.json's `exports`
+// and runs user-style scripts as ESM and CJS. Packages come from the npm cache when present.
+//
+// New entries are covered automatically (the list comes from `exports`). An entry whose
+// library is an optional peer goes in `optionalPeerEntries`: without the peer it must load,
+// or fail with a message naming the peer; once the peer is installed it must load.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
-const work = join(root, ".pack-check");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+/** Subpath → the optional peer it needs. Each peer must be an optional peerDependency. */
+const optionalPeerEntries = {
+  "./testing/msw": "msw",
+  "./tracing": "@opentelemetry/api",
+  "./redis": "ioredis",
+  "./worker": "bullmq",
+};
+
+const fail = (message) => {
+  console.error(`package check FAILED: ${message}`);
+  process.exit(1);
+};
+for (const [entry, peer] of Object.entries(optionalPeerEntries)) {
+  if (!pkg.exports[entry]) fail(`optionalPeerEntries names ${entry}, which package.json does not export`);
+  if (!pkg.peerDependencies?.[peer] || pkg.peerDependenciesMeta?.[peer]?.optional !== true)
+    fail(
+      `${entry} needs ${peer}: declare it in peerDependencies and mark it optional in peerDependenciesMeta`,
+    );
+  if (!pkg.devDependencies?.[peer])
+    fail(`${entry} needs ${peer}: pin it in devDependencies, the version checked here`);
+}
+
+const work = mkdtempSync(join(tmpdir(), "sonde-pack-"));
+if (!relative(root, work).startsWith("..")) fail(`the temporary project ${work} is inside the repo`);
 const bin = (name) => join(root, "node_modules", ".bin", name);
+// The child npm must not inherit this run's project context (npm_config_local_prefix etc.).
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([key]) =>
+      !/^npm_(package_|lifecycle_|config_local_prefix|config_prefix|config_global_prefix)/.test(key) &&
+      key !== "INIT_CWD",
+  ),
+);
 const run = (command, args, options = {}) =>
   execFileSync(command, args, { cwd: root, stdio: "inherit", ...options });
+const npmInstall = (app, specs) =>
+  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", ...specs], {
+    cwd: app,
+    env,
+  });
 
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
-const [packed] = JSON.parse(
-  execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" }),
-);
-const tarball = join(work, packed.filename);
-console.log(`packed ${packed.filename}: ${packed.files.length} files, ${packed.size} bytes`);
+try {
+  const [packed] = JSON.parse(
+    execFileSync("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, encoding: "utf8" }),
+  );
+  const tarball = join(work, packed.filename);
+  console.log(`packed ${packed.filename}: ${packed.files.length} files, ${packed.size} bytes`);
 
-run(bin("publint"), ["run", "--strict", "--pack", "npm"]);
-run(bin("attw"), [tarball, "--profile", "node16", "--format", "table-flipped"]);
+  run(bin("publint"), ["run", "--strict", "--pack", "npm"]);
+  run(bin("attw"), [tarball, "--profile", "node16", "--format", "table-flipped"]);
 
-// Install the tarball the way a user's project would see it. Its dependencies resolve
-// from this repo's node_modules (the app lives below the repo), so no network is needed.
-const app = join(work, "app");
-const installed = join(app, "node_modules", "sonde");
-mkdirSync(installed, { recursive: true });
-run("tar", ["-xzf", tarball, "-C", installed, "--strip-components=1"]);
-writeFileSync(join(app, "package.json"), JSON.stringify({ name: "user-app", private: true, type: "module" }));
+  const app = join(work, "app");
+  mkdirSync(app);
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({ name: "user-app", private: true, type: "module", allowScripts: { node: true } }),
+  );
+  const started = Date.now();
+  npmInstall(app, [tarball, `zod@${pkg.devDependencies.zod}`, `node@${pkg.devDependencies.node}`]);
+  console.log(`installed the tarball, zod and node into ${app} in ${Date.now() - started} ms`);
+  const node = join(app, "node_modules", ".bin", "node");
+  const installed = JSON.parse(readFileSync(join(app, "node_modules", "sonde", "package.json"), "utf8"));
 
-const scenario = (load) => `
+  // Every subpath a user can name, wildcards expanded from the files the tarball ships.
+  const subpaths = [];
+  for (const [key, target] of Object.entries(installed.exports)) {
+    if (key === "./package.json") continue;
+    if (!key.includes("*")) {
+      subpaths.push(key);
+      continue;
+    }
+    const pattern = target.import.default; // e.g. ./dist/providers/*.js
+    const [dir, file] = [
+      pattern.slice(0, pattern.lastIndexOf("/")),
+      pattern.slice(pattern.lastIndexOf("/") + 1),
+    ];
+    const [before, after] = file.split("*");
+    for (const name of readdirSync(join(app, "node_modules", "sonde", dir))) {
+      if (name.startsWith(before) && name.endsWith(after))
+        subpaths.push(key.replace("*", name.slice(before.length, name.length - after.length)));
+    }
+  }
+  const specifiers = subpaths.map((key) => `sonde${key.slice(1)}`);
+  console.log(`checking ${specifiers.length} subpaths: ${specifiers.join(", ")}`);
+
+  const loadCheck = (load, peersInstalled) => `
+const specifiers = ${JSON.stringify(specifiers)};
+const optional = ${JSON.stringify(Object.fromEntries(Object.entries(optionalPeerEntries).map(([k, v]) => [`sonde${k.slice(1)}`, v])))};
+const peersInstalled = ${peersInstalled};
+let failed = false;
+for (const specifier of specifiers) {
+  try {
+    const loaded = ${load};
+    if (Object.keys(loaded).length === 0) { console.error("FAIL: " + specifier + " exports nothing"); failed = true; }
+  } catch (error) {
+    const peer = optional[specifier];
+    const message = String(error?.message ?? error);
+    if (peer && !peersInstalled && message.includes(peer)) continue;
+    console.error("FAIL: " + specifier + " does not load: " + message);
+    failed = true;
+  }
+}
+if (failed) process.exit(1);
+console.log("ok", process.argv[1].split("/").pop(), specifiers.length + " subpaths");
+`;
+  const loadEsm = (peersInstalled) =>
+    `const check = async () => {${loadCheck("await import(specifier)", peersInstalled)}};\ncheck();`;
+  const loadCjs = (peersInstalled) => loadCheck("require(specifier)", peersInstalled);
+
+  const scenario = (load) => `
 ${load}
 const fail = (message) => { console.error("FAIL: " + message); process.exit(1); };
 const run = async () => {
@@ -72,32 +165,77 @@ const run = async () => {
     if (adapter?.provider !== name) fail("sonde/providers/" + name + " does not export its adapter");
   }
   clearMocks();
+  // Without msw, the msw entry loads and its handlers say what to install.
+  try { providerHandlers.openai(); fail("msw handlers built without msw"); }
+  catch (e) { if (!MissingDependencyError.isInstance(e) || e.packageName !== "msw" || !/npm install .*msw/.test(e.message)) fail("wrong missing-msw error: " + e); }
   console.log("ok", process.argv[1].split("/").pop());
 };
 run().catch((e) => fail(e.stack ?? String(e)));
 `;
-writeFileSync(
-  join(app, "esm.mjs"),
-  scenario(`import { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError } from "sonde";
+  const mswScenario = (load) => `
+${load}
+const fail = (message) => { console.error("FAIL: " + message); process.exit(1); };
+const run = async () => {
+  // Loopback base URL: even a handler that failed to match could not leave the machine.
+  const baseURL = "http://127.0.0.1:49999/v1"; // nothing listens there
+  const server = setupServer(...providerHandlers.openai({ baseURL, report: "From msw." }));
+  server.listen({ onUnhandledRequest: "error" });
+  try {
+    const client = new Sonde({ openai: { apiKey: "sk-test-package-check", baseURL } });
+    const result = await client.research.start({ model: "openai:gpt-5.5-pro", query: "q" }).result();
+    if (result.report !== "From msw.") fail("msw report differs: " + JSON.stringify(result.report));
+  } finally { server.close(); }
+  console.log("ok", process.argv[1].split("/").pop());
+};
+run().catch((e) => fail(e.stack ?? String(e)));
+`;
+  const providers = subpaths.filter((key) => key.startsWith("./providers/")).map((key) => key.slice(12));
+  const scripts = {
+    "load.mjs": loadEsm(false),
+    "load.cjs": loadCjs(false),
+    "esm.mjs":
+      scenario(`import { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError, MissingDependencyError } from "sonde";
 import { mockResearch, clearMocks } from "sonde/testing";
+import { providerHandlers } from "sonde/testing/msw";
 import { listModels } from "sonde/catalog";
-import { openaiAdapter } from "sonde/providers/openai";
-import { geminiAdapter } from "sonde/providers/gemini";
-import { openrouterAdapter } from "sonde/providers/openrouter";
-import { perplexityAdapter } from "sonde/providers/perplexity";
-import { hostedAdapter } from "sonde/providers/hosted";
-import { portableAdapter } from "sonde/providers/portable";
-const providerAdapters = { openai: openaiAdapter, gemini: geminiAdapter, openrouter: openrouterAdapter,
-  perplexity: perplexityAdapter, hosted: hostedAdapter, portable: portableAdapter };`),
-);
-writeFileSync(
-  join(app, "cjs.cjs"),
-  scenario(`const { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError } = require("sonde");
+const providerAdapters = {};
+for (const name of ${JSON.stringify(providers)}) providerAdapters[name] = (await import("sonde/providers/" + name))[name + "Adapter"];`),
+    "cjs.cjs":
+      scenario(`const { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError, MissingDependencyError } = require("sonde");
 const { mockResearch, clearMocks } = require("sonde/testing");
+const { providerHandlers } = require("sonde/testing/msw");
 const { listModels } = require("sonde/catalog");
-const providerAdapters = Object.fromEntries(["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"]
+const providerAdapters = Object.fromEntries(${JSON.stringify(providers)}
   .map((name) => [name, require("sonde/providers/" + name)[name + "Adapter"]]));`),
-);
-for (const script of ["esm.mjs", "cjs.cjs"]) run(process.execPath, [script], { cwd: app });
-rmSync(work, { recursive: true, force: true });
+  };
+  for (const [name, text] of Object.entries(scripts)) {
+    writeFileSync(join(app, name), text);
+    run(node, [name], { cwd: app });
+  }
+
+  // With the optional peers installed, every entry loads and the msw handlers serve a job.
+  const peers = [...new Set(Object.values(optionalPeerEntries))];
+  npmInstall(
+    app,
+    peers.map((peer) => `${peer}@${pkg.devDependencies[peer]}`),
+  );
+  const withPeers = {
+    "load-peers.mjs": loadEsm(true),
+    "load-peers.cjs": loadCjs(true),
+    "msw.mjs": mswScenario(`import { setupServer } from "msw/node";
+import { Sonde } from "sonde";
+import { providerHandlers } from "sonde/testing/msw";`),
+    "msw.cjs": mswScenario(`const { setupServer } = require("msw/node");
+const { Sonde } = require("sonde");
+const { providerHandlers } = require("sonde/testing/msw");`),
+  };
+  for (const [name, text] of Object.entries(withPeers)) {
+    writeFileSync(join(app, name), text);
+    run(node, [name], { cwd: app });
+  }
+} catch (error) {
+  fail(error.message);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
 console.log("package check passed");

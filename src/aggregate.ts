@@ -1,5 +1,6 @@
 import { emptyUsage } from "./cost.js";
 import type { Citation, EventError, Gap, JobStatus, ResearchEvent, Usage } from "./events.js";
+import { TextBuffer } from "./text-buffer.js";
 
 /** What `job.result()` resolves to. */
 export interface ResearchResult {
@@ -42,8 +43,8 @@ export function normalizeUrl(url: string): string {
  * thousands of tokens and is for the live stream.
  */
 export class ResultAggregator {
-  // String concatenation builds a rope in V8: O(1) per delta, flattened once at the end.
-  #report = "";
+  // Flat blocks, not a `+=` rope: a rope keeps a cons cell and the string of every delta.
+  #report = new TextBuffer();
   #citations = new Map<string, Citation>();
   #gaps: Gap[] = [];
   #errors: EventError[] = [];
@@ -61,7 +62,7 @@ export class ResultAggregator {
         this.#status = event.status;
         break;
       case "text":
-        this.#report += event.delta;
+        this.#report.append(event.delta);
         break;
       case "citation":
         this.#addCitation(event.citation);
@@ -96,7 +97,7 @@ export class ResultAggregator {
     return {
       jobId: this.#jobId,
       status: this.#status,
-      report: this.#report,
+      report: this.#report.toString(),
       citations: [...this.#citations.values()].map((c) => ({ ...c })),
       gaps: [...this.#gaps],
       usage: this.#usage,

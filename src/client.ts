@@ -1,4 +1,5 @@
 import type { ProviderName } from "./events.js";
+import type { SondeTelemetry } from "./observe.js";
 import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
@@ -19,8 +20,17 @@ export interface HostedSettings extends ProviderSettings {
   cancelWaitMs?: number;
 }
 export interface PerplexitySettings extends ProviderSettings {
-  /** Async submit path; Perplexity documents two. @defaultValue "/async/chat/completions" */
-  asyncPath?: string;
+  /**
+   * The request field that names the preset. Later docs call it `effort`; whether `preset`
+   * stays accepted is unconfirmed. @defaultValue "preset"
+   */
+  presetField?: "preset" | "effort";
+  /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
+  agentPath?: string;
+  /** `false`: submit and poll, no stream. @defaultValue true */
+  stream?: boolean;
+  /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
+  cancelWaitMs?: number;
 }
 
 /** Options of the portable (local) engine; see `sonde/providers/portable`. */
@@ -29,7 +39,10 @@ export interface PortableSettings {
   chat?: Record<string, { baseURL: string; apiKey?: string }>;
   /** A search backend object, or `{ provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }`. */
   search?: unknown;
-  /** A fetcher object (url → text). Default: fetch + HTML-to-text. */
+  /**
+   * A fetcher object (url → text). Default: `defaultFetcher()` from `sonde/providers/portable`
+   * (no private-network targets, robots.txt, main content, PDFs, charsets).
+   */
   fetcher?: unknown;
   /** A job store object, or `{ dir }` for the file store (Node only). */
   store?: unknown;
@@ -58,8 +71,18 @@ export interface SondeOptions {
   /** Reconnect and poll policy. @defaultValue { attempts: 6, minDelayMs: 500, maxDelayMs: 30_000 } */
   retry?: Partial<RetryPolicy>;
   logger?: Partial<Logger>;
+  /**
+   * Watches every job (spans, metrics). Sonde ships one for OpenTelemetry in `sonde/tracing`:
+   * `telemetry: sondeTracing()`. Without it nothing is observed or imported.
+   */
+  telemetry?: SondeTelemetry;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Your application's owner of the jobs this client starts (a tenant or user id), written
+   * into refs; refs of another owner are refused. A call's `{ owner }` overrides it.
+   */
+  owner?: string;
 }
 
 const envKeys: Record<Exclude<ProviderName, "portable">, string[]> = {
@@ -106,7 +129,8 @@ export class Sonde {
       let settings: ProviderSettings = {};
       let extras: Record<string, unknown> = {};
       if (provider === "portable") {
-        extras = { ...options.portable };
+        // SONDE_STORE_DIR moves the default job store (tests, CI); portable.store still wins.
+        extras = { ...options.portable, ...(env.SONDE_STORE_DIR && { storeDir: env.SONDE_STORE_DIR }) };
         for (const chat of Object.values(options.portable?.chat ?? {})) registerSecret(chat.apiKey);
         settings = {};
       } else {
@@ -114,6 +138,7 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
+        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {
@@ -133,7 +158,12 @@ export class Sonde {
       openai: this.#contexts.get("openai")!.settings,
       openrouter: this.#contexts.get("openrouter")!.settings,
     };
-    this.research = new ResearchNamespace({ clock, contextFor: (p) => this.#contexts.get(p)! });
+    this.research = new ResearchNamespace({
+      clock,
+      contextFor: (p) => this.#contexts.get(p)!,
+      telemetry: options.telemetry,
+      owner: options.owner,
+    });
   }
 
   /** Keys never appear here: the client prints as its class name only. */

@@ -197,6 +197,21 @@ export class StreamInterruptedError extends SondeError {
   }
 }
 
+/**
+ * The request never left this machine: the connection was refused, the host name did not
+ * resolve, or the TLS handshake failed before any byte of the request was written. Nothing
+ * reached the provider, so even a job-creating request is retried under the retry policy.
+ * `networkCode` is the system's code (`ECONNREFUSED`, `ENOTFOUND`, `ERR_SSL_WRONG_VERSION_NUMBER`, ...).
+ */
+export class ConnectionError extends SondeError {
+  static override readonly errorName: string = "ConnectionError";
+  readonly networkCode: string;
+  constructor(message: string, options: SondeErrorOptions & { networkCode: string }) {
+    super("connection_failed", message, { retryable: true, ...options });
+    this.networkCode = options.networkCode;
+  }
+}
+
 /** The provider does not know this job id (expired, deleted, or another account). */
 export class JobNotFoundError extends SondeError {
   static override readonly errorName: string = "JobNotFoundError";
@@ -212,6 +227,30 @@ export class InvalidRefError extends SondeError {
   constructor(field: string, message: string) {
     super("invalid_ref", message);
     this.field = field;
+  }
+}
+
+/**
+ * A ref was created under another credential or `owner` than the client reading it
+ * (`attach`/`get`/`cancel`), so Sonde refused it before any request. `field` is
+ * `"credential"` or `"owner"`. A rotated key is accepted only when listed explicitly.
+ */
+export class RefOwnershipError extends SondeError {
+  static override readonly errorName: string = "RefOwnershipError";
+  readonly field: "credential" | "owner";
+  constructor(field: "credential" | "owner", message: string, options: SondeErrorOptions = {}) {
+    super("ref_ownership", message, { ...options, retryable: false });
+    this.field = field;
+  }
+}
+
+/** An optional peer package an entry needs is not installed; the message says what to install. */
+export class MissingDependencyError extends SondeError {
+  static override readonly errorName: string = "MissingDependencyError";
+  readonly packageName: string;
+  constructor(packageName: string, message: string, options: SondeErrorOptions = {}) {
+    super("missing_dependency", message, { ...options, retryable: false });
+    this.packageName = packageName;
   }
 }
 
@@ -260,20 +299,40 @@ export class JobNotCreatedError extends SondeError {
 }
 
 /**
- * The local job object stopped: `abort()`, the request's `signal`, or `timeoutMs`.
- * The remote job was not cancelled and its ref can be attached again.
+ * Where a job stood when its local object stopped, which decides what is true about it:
+ * `never-sent` (aborted before anything was sent: no job exists), `unconfirmed` (aborted
+ * while being submitted), `remote` (the provider's job keeps running), `local` (a portable
+ * job keeps running in this process), `local-paused` (a portable job paused by `detach()`).
+ */
+export type AbortedJobState = "never-sent" | "unconfirmed" | "remote" | "local" | "local-paused";
+
+const abortedJob: Record<AbortedJobState, string> = {
+  "never-sent": "Nothing was sent: no job was created.",
+  unconfirmed:
+    "It was aborted while being submitted, before an id arrived: it may or may not have been created.",
+  remote: "The remote job keeps running; attach its ref to continue or cancel it.",
+  local:
+    "The local job keeps running in this process until it ends: job.detach() pauses it (its progress is saved) " +
+    "and lets the process exit, job.cancel() stops it; attach its ref to follow it again.",
+  "local-paused":
+    "The local job is paused with its progress saved in the job store; attach its ref (in any process) to continue it, or cancel it.",
+};
+
+/**
+ * The local job object stopped: `abort()`, `detach()`, the request's `signal`, or `timeoutMs`.
+ * The job was not cancelled; `jobState` (and the message) says what is true of it.
  */
 export class JobAbortedError extends SondeError {
   static override readonly errorName: string = "JobAbortedError";
   readonly reason: unknown;
-  constructor(kind: "aborted" | "timeout", reason?: unknown) {
+  readonly jobState: AbortedJobState;
+  constructor(kind: "aborted" | "timeout", reason?: unknown, jobState: AbortedJobState = "remote") {
     super(
       kind,
-      kind === "timeout"
-        ? "The job's timeoutMs elapsed. The remote job keeps running; attach its ref to continue or cancel it."
-        : "The job was aborted locally. The remote job keeps running; attach its ref to continue or cancel it.",
+      `${kind === "timeout" ? "The job's timeoutMs elapsed." : "The job was aborted locally."} ${abortedJob[jobState]}`,
     );
     this.reason = reason;
+    this.jobState = jobState;
   }
 }
 

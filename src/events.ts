@@ -34,6 +34,8 @@ export const Citation = z.object({
   title: z.string().optional(),
   snippet: z.string().optional(),
   quote: z.string().optional(),
+  /** The page of a paged source (a PDF) that holds `quote`, 1-based. */
+  page: z.number().int().positive().optional(),
   startIndex: z.number().int().nonnegative().optional(),
   endIndex: z.number().int().nonnegative().optional(),
   verified: z.boolean().optional(),
@@ -46,6 +48,8 @@ export type Citation = z.infer<typeof Citation>;
  */
 export const Usage = z.object({
   inputTokens: z.number().nonnegative(),
+  /** Of `inputTokens`, those the provider read from its prompt cache (priced at the cached rate). */
+  cachedInputTokens: z.number().nonnegative().optional(),
   outputTokens: z.number().nonnegative(),
   reasoningTokens: z.number().nonnegative(),
   internalReasoningTokens: z.number().nonnegative(),
@@ -65,6 +69,8 @@ export const GapKind = z.enum([
   "corpus-limit",
   "deadline",
   "interrupted",
+  /** The job was stopped at its spend cap (`budget.maxCostUSD`). */
+  "cost-cap",
 ]);
 export type GapKind = z.infer<typeof GapKind>;
 

@@ -12,8 +12,10 @@ export {
 } from "./client.js";
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
+export type { CostEstimate } from "./estimate.js";
 export * from "./events.js";
 export { type JobInit, ResearchJob } from "./job.js";
+export type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "./observe.js";
 export {
   type CancelOutcome,
   type CancelReport,
@@ -32,6 +34,6 @@ export {
   type UsageReport,
   type WireEvent,
 } from "./provider.js";
-export { JobRef, parseRef } from "./ref.js";
+export { JobRef, parseRef, refLimits } from "./ref.js";
 export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";
-export type { AttachOptions, ResearchNamespace } from "./research.js";
+export type { AttachOptions, RefCallOptions, ResearchNamespace, StartOptions } from "./research.js";

@@ -2,22 +2,25 @@ import type { Pricing } from "../catalog/schema.js";
 import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
+  type AbortedJobState,
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
   ProviderJobError,
+  RateLimitError,
   SondeError,
   StreamConsumedError,
   StreamInterruptedError,
 } from "./errors.js";
 import {
+  type Gap,
   isTerminal,
   type JobStatus,
   type ProviderName,
   type ResearchEvent,
-  type UnsequencedEvent,
   type Usage,
 } from "./events.js";
+import { type JobObserver, notify } from "./observe.js";
 import type {
   CancelOutcome,
   EngineSession,
@@ -28,7 +31,9 @@ import type {
 } from "./provider.js";
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
+import { type CapCrossing, capGap, SpendMeter } from "./spend.js";
 import { toTransportError } from "./transport/http.js";
+import { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
@@ -37,30 +42,34 @@ export type { ResearchResult };
 const RECENT_CURSORS = 512;
 
 /**
- * Settles with `promise`, or rejects as soon as `signal` aborts: an adapter that ignores
- * the signal must not keep an aborted job waiting. A fresh listener per call, removed
- * once settled: racing every step against one long-lived pending promise would keep
- * each step's value (every wire event) reachable for the life of the job.
+ * Pulls `iterator` so that an abort rejects the pending pull at once: an adapter that
+ * ignores the signal must not keep an aborted job waiting. One abort listener per
+ * connection, not per event; it rejects whichever pull is pending, and holds no step's
+ * value once that step has settled.
  */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+function abortablePuller<T>(iterator: AsyncIterator<T>, signal: AbortSignal) {
+  let rejectPending: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectPending?.(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return {
+    next(): Promise<IteratorResult<T>> {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      const step = iterator.next();
+      return new Promise<IteratorResult<T>>((resolve, reject) => {
+        rejectPending = reject;
+        step.then(resolve, reject);
+      });
+    },
+    release(): void {
+      signal.removeEventListener("abort", onAbort);
+      rejectPending = undefined;
+    },
+  };
+}
+
+function hasError(events: MappedEvent[]): boolean {
+  for (const event of events) if (event.type === "error") return true;
+  return false;
 }
 
 /** @internal What a job needs from the client (jobs are made by `client.research`). */
@@ -77,12 +86,24 @@ export interface JobInit {
   signal?: AbortSignal | undefined;
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
+  /** The ref's credential and owner binding for this job id (see ref-binding.ts). */
+  bind?: (jobId: string) => Pick<JobRef, "credential" | "owner">;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
+  /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
+  maxCostUSD?: number | undefined;
+  /** The model only polls, so a polled snapshot is not a fallback from streaming. */
+  pollOnly?: boolean;
+  /** An integration watching the job (tracing). */
+  observer?: JobObserver | undefined;
 }
 
 /** Reason used to stop the transport after a confirmed cancel (not an abort). */
 class CancelledLocally {
-  constructor(readonly outcome: CancelOutcome) {}
+  constructor(
+    readonly outcome: CancelOutcome,
+    /** Set when the spend cap stopped the job: it ends `incomplete` with this gap. */
+    readonly cap?: Gap,
+  ) {}
 }
 
 interface Suppression {
@@ -123,12 +144,23 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
+  readonly #spend: SpendMeter | undefined;
+  readonly #observer: JobObserver | undefined;
+  #pollFallback = false;
   readonly #result: Promise<ResearchResult>;
+  // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
+  #whenCreated: Promise<string> | undefined;
+  #onId: ((id: string) => void) | undefined;
+  #early:
+    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent>; pulled: Promise<unknown> }
+    | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
 
   constructor(init: JobInit) {
     this.#init = init;
     this.#session = init.session;
+    this.#spend = init.maxCostUSD !== undefined ? new SpendMeter(init.maxCostUSD, init.pricing) : undefined;
+    this.#observer = init.observer;
     this.#result = new Promise<ResearchResult>((resolve, reject) => {
       this.#settle = { resolve, reject };
     });
@@ -186,6 +218,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
       ...(deadlineAt && { deadlineAt }),
+      ...this.#init.bind?.(this.#id),
       resume: this.#session.resumeState(),
     };
   }
@@ -206,10 +239,92 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return this.#result;
   }
 
-  /** Tears down the local transport only. The remote job keeps running (and billing). */
+  /**
+   * Resolves with the job's id once the provider has created it (after which `toRef()`
+   * works), without consuming the stream: a later `for await` still receives every event,
+   * `created` included, exactly once. Starts the network if nothing else has. Rejects with
+   * the typed error when the job fails before it exists (`JobNotCreatedError` if it ended
+   * without an id, e.g. cancelled first). A ref taken right after it is the ref taken at
+   * the `created` event.
+   */
+  created(): Promise<string> {
+    this.#whenCreated ??= this.#waitForId();
+    return this.#whenCreated;
+  }
+
+  #waitForId(): Promise<string> {
+    if (this.#id) return Promise.resolve(this.#id);
+    const id = new Promise<string>((resolve) => {
+      this.#onId = resolve;
+    });
+    if (!this.#consumed) {
+      const source = this.#drive();
+      const events: ResearchEvent[] = [];
+      const pull = async () => {
+        while (!this.#id) {
+          const step = await source.next();
+          if (step.done) return;
+          events.push(step.value);
+        }
+      };
+      this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
+    }
+    const ended = this.#result.then(
+      () => Promise.reject(new JobNotCreatedError()),
+      (error: unknown) => Promise.reject(error),
+    );
+    return Promise.race([id, ended]);
+  }
+
+  /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
+  async *#events(): AsyncGenerator<ResearchEvent> {
+    const early = this.#early;
+    if (!early) return yield* this.#drive();
+    try {
+      const failure = await early.pulled;
+      yield* early.events.splice(0);
+      if (failure !== undefined) throw failure;
+      yield* early.source;
+    } finally {
+      // A consumer that stops inside the early events still closes the drive.
+      await early.source.return(undefined);
+    }
+  }
+
+  /**
+   * Tears down the local transport only. A remote job keeps running (and billing); a local
+   * (portable) job keeps running in this process until it ends: `detach()` pauses it instead.
+   */
   abort(reason?: unknown): void {
     if (this.#controller.signal.aborted) return;
-    this.#controller.abort(new JobAbortedError("aborted", reason));
+    this.#controller.abort(this.#aborted("aborted", reason));
+  }
+
+  /**
+   * Stops following the job and lets this process go. For a remote engine it is `abort()`:
+   * the job keeps running server-side. For the portable engine the local job pauses (in-flight
+   * calls abort, its progress stays in the job store) so nothing keeps the process alive;
+   * attaching its ref, here or in another process, continues it from its receipts.
+   */
+  async detach(): Promise<void> {
+    const local = this.#id !== undefined && this.#session.detach !== undefined;
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(this.#aborted("aborted", "detached", local ? "local-paused" : undefined));
+    if (local) await this.#session.detach!();
+  }
+
+  /** The abort error, saying what is true of the job at this point. */
+  #aborted(kind: "aborted" | "timeout", reason?: unknown, state?: AbortedJobState): JobAbortedError {
+    const where: AbortedJobState =
+      state ??
+      (this.#id === undefined
+        ? this.#started
+          ? "unconfirmed"
+          : "never-sent"
+        : this.#session.local
+          ? "local"
+          : "remote");
+    return new JobAbortedError(kind, reason, where);
   }
 
   /**
@@ -233,6 +348,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       return outcome;
     }
     const outcome = await this.#init.cancel(this.toRef());
+    notify(this.#observer, { type: "cancel", by: "user", outcome });
     if (outcome.outcome === "already-terminal") return outcome;
     if (outcome.outcome === "cancelled" || outcome.outcome === "transport-only") {
       this.#controller.abort(new CancelledLocally(outcome));
@@ -243,14 +359,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   [Symbol.asyncIterator](): AsyncIterator<ResearchEvent> {
     if (this.#consumed) throw new StreamConsumedError();
     this.#consumed = true;
-    return this.#drive();
+    return this.#events();
   }
 
   async #drain(): Promise<void> {
     if (this.#consumed) return;
     this.#consumed = true;
     try {
-      for await (const _ of this.#drive()) {
+      for await (const _ of this.#events()) {
         // result() aggregates; nothing to do per event.
       }
     } catch {
@@ -263,7 +379,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#createdAt ??= now.toISOString();
     this.#deadlineAt = new Date(now.getTime() + this.#init.timeoutMs).toISOString();
     this.#timer = setTimeout(() => {
-      if (!this.#controller.signal.aborted) this.#controller.abort(new JobAbortedError("timeout"));
+      if (!this.#controller.signal.aborted) this.#controller.abort(this.#aborted("timeout"));
     }, this.#init.timeoutMs);
     this.#timer.unref?.();
   }
@@ -307,36 +423,69 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return total;
   }
 
+  /** The delivered event: one copy of the mapped one (an adapter may hand out its wire data or a mock's script). */
   #complete(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
-    let event: UnsequencedEvent;
+    let event: ResearchEvent;
     if (mapped.type === "usage") {
       this.#usage = mergeUsage(this.#usage, mapped.usage, this.#init.pricing);
-      event = { type: "usage", usage: this.#usage, rawEvent: mapped.rawEvent };
+      event = { type: "usage", usage: this.#usage, seq: 0 };
+      if (mapped.rawEvent !== undefined) event.rawEvent = mapped.rawEvent;
     } else {
-      event = mapped;
+      event = { ...mapped, seq: 0 } as ResearchEvent;
     }
     if (event.type === "created") {
       if (this.#id) return undefined; // attached: the ref already carried it
       this.#id = event.jobId;
-    }
-    if (event.type === "status") {
+      this.#onId?.(event.jobId);
+    } else if (event.type === "status") {
       this.#status = event.status;
       if (isTerminal(event.status)) this.#terminal = this.#over = true;
-    }
-    const complete = { ...event, seq: 0 } as ResearchEvent;
-    if (wire?.cursor !== undefined) complete.cursor = wire.cursor;
-    if (complete.rawEvent === undefined && wire) complete.rawEvent = wire.data;
-    if (complete.type === "error") {
+    } else if (event.type === "error") {
       // Providers echo credentials in error bodies; scrub the one place they surface.
-      complete.error = { ...complete.error, message: redact(complete.error.message) };
+      event.error = { ...event.error, message: redact(event.error.message) };
     }
-    return complete;
+    if (wire) {
+      if (wire.cursor !== undefined) event.cursor = wire.cursor;
+      if (event.rawEvent === undefined) event.rawEvent = wire.data;
+    }
+    return event;
   }
 
   #number(event: ResearchEvent): ResearchEvent {
     event.seq = this.#seq++;
     this.#aggregator.add(event);
+    this.#spend?.observe(event);
+    if (this.#observer) notify(this.#observer, { type: "event", event });
     return event;
+  }
+
+  /**
+   * Past the spend cap: ask the provider to cancel (once), then stop the stream so the job
+   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on; a job
+   * that is already over is only logged.
+   */
+  async #stopAtCap(crossing: CapCrossing): Promise<void> {
+    if (this.#terminal) {
+      // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
+      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
+      return;
+    }
+    let outcome: CancelOutcome;
+    let gap: Gap;
+    try {
+      outcome = this.#id
+        ? await this.#init.cancel(this.toRef())
+        : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
+      gap = capGap(crossing, outcome);
+    } catch (error) {
+      const message = redact(error instanceof Error ? error.message : String(error));
+      outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
+      gap = capGap(crossing, { failed: message });
+    }
+    notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
+    if (outcome.outcome === "already-terminal") return;
+    this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
+    this.#controller.abort(new CancelledLocally(outcome, gap));
   }
 
   async *#drive(): AsyncGenerator<ResearchEvent> {
@@ -352,13 +501,20 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // After an attach, replay from the start (so offsets and the result are whole) and
       // suppress delivery up to the ref's position.
       let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
+      let opened = false;
       while (!this.#terminal) {
         const stream = await this.#open(cursor, signal);
+        if (opened) notify(this.#observer, { type: "resume", cursor });
+        opened = true;
         try {
           for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
             if (signal.aborted) throw signal.reason;
+            if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
+              this.#pollFallback = true;
+              notify(this.#observer, { type: "poll-fallback" });
+            }
             const mapped = this.#session.map(wire);
-            if (mapped.some((event) => event.type === "error")) {
+            if (hasError(mapped)) {
               // An error payload may echo credentials: every event it produced carries the scrubbed copy.
               const scrubbed = redactValue(wire.data);
               wire = { ...wire, data: scrubbed };
@@ -370,6 +526,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               if (!event) continue;
               if (i < skip) {
                 this.#aggregator.add(event); // already delivered before the ref was taken
+                this.#spend?.observe(event); // ...and already paid for
                 continue;
               }
               if (wire.cursor !== undefined) {
@@ -379,12 +536,18 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               yield this.#number(event);
             }
             if (wire.cursor !== undefined) cursor = wire.cursor;
+            const crossing = this.#spend?.crossing();
+            if (crossing) {
+              await this.#stopAtCap(crossing);
+              if (signal.aborted) throw signal.reason;
+            }
             if (this.#terminal) break;
           }
         } catch (error) {
           // A drop after progress: reopen from the cursor with a fresh retry budget.
           if (signal.aborted || !this.#canReconnect(error)) throw error;
           this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });
+          notify(this.#observer, { type: "reconnect", error: redact((error as Error).message) });
           continue;
         } finally {
           await stream.close();
@@ -396,25 +559,36 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             { provider: this.#init.provider, retryable: false },
           );
         }
-        if (!this.#terminal) this.#init.logger.debug("stream ended early; resuming", { cursor });
+        if (!this.#terminal) {
+          this.#init.logger.debug("stream ended early; resuming", { cursor });
+          notify(this.#observer, { type: "reconnect", error: "the stream ended early" });
+        }
       }
       finalStatus = this.#status;
     } catch (thrown) {
       const reason = signal.aborted ? signal.reason : undefined;
       if (reason instanceof CancelledLocally) {
-        finalStatus = "cancelled";
+        // Stopped at the spend cap, the job is incomplete (its partial report kept), not cancelled.
+        finalStatus = reason.cap ? "incomplete" : "cancelled";
         this.#over = reason.outcome.outcome === "cancelled";
         const charged = reason.outcome.usage;
-        if (charged?.costSource === "provider") {
-          // The provider's charge for the cancelled job (work already done) is the job's cost.
-          this.#usage = { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
-          tail.push(this.#number({ type: "usage", usage: this.#usage, seq: 0 }));
+        const final = reason.cap
+          ? this.#spend?.finalUsage(charged)
+          : charged?.costSource === "provider"
+            ? // The provider's charge for the cancelled job (work already done) is the job's cost.
+              { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" as const }
+            : undefined;
+        if (final) {
+          this.#usage = final;
+          tail.push(this.#number({ type: "usage", usage: final, seq: 0 }));
         }
-        if (this.#status !== "cancelled")
-          tail.push(this.#number({ type: "status", status: "cancelled", seq: 0 }));
-        this.#status = "cancelled";
+        if (reason.cap) tail.push(this.#number({ type: "gap", gap: reason.cap, seq: 0 }));
+        if (this.#status !== finalStatus)
+          tail.push(this.#number({ type: "status", status: finalStatus, seq: 0 }));
+        this.#status = finalStatus;
       } else if (reason && JobAbortedError.isInstance(reason)) {
         this.#settle.reject(reason);
+        this.#ended("aborted", reason);
         throw reason;
       } else {
         const error = toTransportError(thrown, this.#init.provider, signal);
@@ -445,10 +619,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           this.#settleResult(this.#status);
         } else {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
-          this.#controller.abort(
-            new JobAbortedError("aborted", "the event stream was closed by its consumer"),
-          );
+          this.#controller.abort(this.#aborted("aborted", "the event stream was closed by its consumer"));
           this.#settle.reject(this.#controller.signal.reason);
+          this.#ended("aborted", this.#controller.signal.reason as Error);
         }
       }
     }
@@ -474,9 +647,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             }));
       (error as SondeError & { partial?: ResearchResult }).partial = result;
       this.#settle.reject(error);
+      this.#ended(status, error);
     } else {
       this.#settle.resolve(result);
+      this.#ended(status);
     }
+  }
+
+  #ended(status: JobStatus | "aborted", error?: Error): void {
+    notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }
 
   #canReconnect(error: unknown): boolean {
@@ -495,18 +674,22 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   async #open(cursor: string | undefined, signal: AbortSignal) {
     const session = this.#session;
+    const rateLimit = new SubmitRateLimit(this.#init.retry, this.#init.logger);
+    const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
         const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        const puller = abortablePuller(iterator, signal);
         // Not awaited: an async generator's return() waits for a pending next(), which an
         // adapter ignoring the signal might never settle.
         const close = async () => {
+          puller.release();
           iterator.return?.().catch(() => {});
         };
         const next = async (): Promise<WireEvent | undefined> => {
           try {
             while (true) {
-              const step = await raceAbort(iterator.next(), signal);
+              const step = await puller.next();
               if (step.done) return undefined;
               if (!this.#isDuplicate(step.value)) return step.value;
             }
@@ -519,7 +702,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           first = await next();
         } catch (error) {
           await close();
-          throw error;
+          throw beforeJob() ? rateLimit.review(error) : error;
         }
         if (!first) {
           await close();
@@ -535,12 +718,21 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         signal,
         // Before the job exists, only errors that prove the submit was refused are retryable;
         // after, only engines that can resume reconnect.
+        // A 429 before the job exists is resent at most once, after a bounded wait (SubmitRateLimit).
         shouldRetry: (error) =>
           SondeError.isInstance(error) &&
           error.retryable &&
-          (session.jobId === undefined || session.resumable),
-        onRetry: (error, attempt, delayMs) =>
-          this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message }),
+          (beforeJob() ? !RateLimitError.isInstance(error) || rateLimit.mayResend(error) : session.resumable),
+        onRetry: (error, attempt, delayMs) => {
+          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit.resending(error, delayMs);
+          else this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message });
+          notify(this.#observer, {
+            type: "retry",
+            attempt,
+            delayMs,
+            error: redact((error as Error).message),
+          });
+        },
       },
     ).catch((error: unknown) => {
       throw signal.aborted ? signal.reason : error;

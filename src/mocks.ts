@@ -8,6 +8,8 @@ import type { JobRef } from "./ref.js";
 
 export interface MockHook {
   start(request: ResolvedRequest): EngineSession | undefined;
+  /** Whether `start` would claim this request (no side effects), so `validate()` skips the key check. */
+  claims?(request: ResolvedRequest): boolean;
   attach(ref: JobRef): EngineSession | undefined;
   get(ref: JobRef): Promise<JobSnapshot> | undefined;
   cancel(ref: JobRef): Promise<CancelOutcome> | undefined;

@@ -31,6 +31,8 @@ export interface RetryPolicy {
 export interface ProviderSettings {
   apiKey?: string;
   baseURL?: string;
+  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
+  previousApiKeys?: string[];
   [option: string]: unknown;
 }
 
@@ -78,6 +80,8 @@ export interface WireEvent {
 export type UsageReport = Partial<Omit<Usage, "costUSD" | "costSource">> & {
   /** The provider's own charge in USD, when it reports one. */
   providerCostUSD?: number;
+  /** The engine's own estimate in USD, reported as is (`costSource: "estimate"`) instead of the catalog-price one. */
+  estimatedCostUSD?: number;
 };
 
 /** What an adapter's `map` returns: research events, with `usage` as raw counts. */
@@ -101,6 +105,13 @@ export interface EngineSession {
   readonly jobId: string | undefined;
   /** A dropped connection can be reopened after `jobId` is known. */
   readonly resumable: boolean;
+  /** The job runs in this process (the portable engine), not on a provider's servers. */
+  readonly local?: boolean;
+  /**
+   * Stops this process's work on a local job once the session stops following it: the
+   * job's state stays in its store, and attaching its ref continues it. Remote engines omit it.
+   */
+  detach?(): Promise<void>;
   /**
    * Yields wire events. Before `jobId` is known, the first call submits the job; it
    * must throw a `retryable` error only when the submission was certainly not accepted

@@ -29,6 +29,8 @@ export const Budget = z.strictObject({
   fetches: z.number().int().min(0).max(40).optional(),
   parallelism: z.number().int().min(1).max(4).optional(),
   deadlineMs: z.number().int().min(1_000).max(900_000).optional(),
+  /** A spend cap in USD, honoured by every engine: see "Controlling spend" in the README. */
+  maxCostUSD: z.number().positive().finite().optional(),
 });
 export type Budget = z.infer<typeof Budget>;
 

@@ -1,9 +1,11 @@
 import { findModel, listModels, type ModelFilter, type ModelInfo } from "../catalog/index.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
+import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
 import { mockHook } from "./mocks.js";
+import type { JobDescription, JobObserver, SondeTelemetry } from "./observe.js";
 import type {
   CancelOutcome,
   JobSnapshot,
@@ -11,13 +13,32 @@ import type {
   ResearchAdapter,
   ResolvedRequest,
 } from "./provider.js";
-import { type JobRef, parseRef } from "./ref.js";
+import { redact } from "./redact.js";
+import { type JobRef, parseRef, refLimits } from "./ref.js";
+import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
 import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
-export interface AttachOptions {
+/** Options of a call that reads or cancels a job by its ref. */
+export interface RefCallOptions {
+  /**
+   * The owner (tenant or user id) this call acts for; the ref must carry the same.
+   * @defaultValue the client's `owner` option
+   */
+  owner?: string;
+}
+
+/** Options of `research.start`. */
+export interface StartOptions {
+  /** The owner (tenant or user id) written into the job's refs. @defaultValue the client's `owner` option */
+  owner?: string;
+}
+
+export interface AttachOptions extends RefCallOptions {
   signal?: AbortSignal;
+  /** A spend cap for the attached job (refs do not carry one): see "Controlling spend" in the README. */
+  maxCostUSD?: number;
   /** Local deadline for the attached job object. @defaultValue one hour, capped by the model */
   timeoutMs?: number;
   /**
@@ -40,11 +61,31 @@ const envNames: Partial<Record<ProviderName, string>> = {
 export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
+  readonly #owner: string | undefined;
+  readonly #telemetry: SondeTelemetry | undefined;
 
   /** @internal */
-  constructor(options: { clock: () => Date; contextFor: (provider: ProviderName) => ProviderContext }) {
+  constructor(options: {
+    clock: () => Date;
+    contextFor: (provider: ProviderName) => ProviderContext;
+    owner?: string | undefined;
+    telemetry?: SondeTelemetry | undefined;
+  }) {
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
+    this.#owner = checkOwner(options.owner, "the client's owner option");
+    this.#telemetry = options.telemetry;
+  }
+
+  #observe(job: JobDescription): JobObserver | undefined {
+    try {
+      return this.#telemetry?.observeJob(job);
+    } catch (error) {
+      this.#contextFor(job.provider).logger.warn("telemetry failed to observe a job; it runs unobserved", {
+        error: (error as Error).message,
+      });
+      return undefined;
+    }
   }
 
   /**
@@ -52,14 +93,28 @@ export class ResearchNamespace {
    * starts when the job is iterated or `result()` is awaited. Throws the typed
    * validation errors synchronously, before any request is sent.
    */
-  start(request: ResearchRequest): ResearchJob {
-    const resolved = this.validate(request);
+  start(request: ResearchRequest, options: StartOptions = {}): ResearchJob {
+    const resolved = this.#resolve(request);
     const context = this.#contextFor(resolved.provider);
+    const identity = this.#identity(context, options.owner);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireKey(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
+    const maxCostUSD = resolved.budget?.maxCostUSD;
+    const pollOnly = resolved.modelInfo.capabilities.pollOnly;
     return new ResearchJob({
+      maxCostUSD,
+      pollOnly,
+      observer: this.#observe({
+        provider: resolved.provider,
+        model: resolved.modelInfo.id,
+        providerModel: resolved.providerModel,
+        attached: false,
+        pollOnly,
+        redact,
+        ...(maxCostUSD !== undefined && { maxCostUSD }),
+      }),
       provider: resolved.provider,
       model: resolved.modelInfo.id,
       pricing: resolved.modelInfo.pricing,
@@ -69,7 +124,8 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      cancel: (ref) => this.cancel(ref),
+      bind: (jobId) => bindRef(identity, jobId),
+      cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
 
@@ -82,6 +138,8 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
     const mocked = mockHook()?.attach(parsed);
     if (!mocked) this.#requireKey(parsed.provider, context);
     const session =
@@ -92,7 +150,25 @@ export class ResearchNamespace {
         }),
       });
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
+    const { maxCostUSD } = options;
+    if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
+      throw new InvalidRequestError(
+        `attach: maxCostUSD must be a positive number of dollars (got ${maxCostUSD}).`,
+      );
+    const pollOnly = info.capabilities.pollOnly;
     return new ResearchJob({
+      maxCostUSD,
+      pollOnly,
+      observer: this.#observe({
+        provider: parsed.provider,
+        model: parsed.model,
+        providerModel: info.model,
+        attached: true,
+        jobId: parsed.jobId,
+        pollOnly,
+        redact,
+        ...(maxCostUSD !== undefined && { maxCostUSD }),
+      }),
       provider: parsed.provider,
       model: parsed.model,
       pricing: info.pricing,
@@ -103,17 +179,19 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      cancel: (r) => this.cancel(r),
+      bind: (jobId) => bindRef(identity, jobId),
+      cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | unknown): Promise<JobSnapshot> {
+  async get(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<JobSnapshot> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
+    const context = this.#contextFor(parsed.provider);
+    checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
-    const context = this.#contextFor(parsed.provider);
     this.#requireKey(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider).get(parsed, context);
     const { usage, ...rest } = snapshot;
@@ -121,12 +199,13 @@ export class ResearchNamespace {
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | unknown): Promise<CancelOutcome> {
+  async cancel(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
+    const context = this.#contextFor(parsed.provider);
+    checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
-    const context = this.#contextFor(parsed.provider);
     this.#requireKey(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider).cancel(parsed, context);
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
@@ -137,13 +216,43 @@ export class ResearchNamespace {
     return listModels(filter);
   }
 
-  /** Resolves a request exactly as `start` would, throwing the same typed errors. */
+  /**
+   * What the catalog knows about the request's cost, before anything is sent: the price
+   * dimensions, a typical range where one was published (else `"unknown"`), any hold the
+   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates the
+   * request like `start`, but needs no API key: nothing is sent.
+   */
+  estimate(request: ResearchRequest): CostEstimate {
+    return estimateOf(this.#resolve(request));
+  }
+
+  /**
+   * Resolves a request exactly as `start` would, throwing the same typed errors: the schema,
+   * the catalog, the engine's options and config, and a missing API key (unless a
+   * `sonde/testing` mock would answer the request). No network.
+   */
   validate(request: ResearchRequest): ResolvedRequest {
+    const resolved = this.#resolve(request);
+    if (!mockHook()?.claims?.(resolved))
+      this.#requireKey(resolved.provider, this.#contextFor(resolved.provider));
+    return resolved;
+  }
+
+  #resolve(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
       clock: this.#clock,
       adapterFor: (provider) => adapters[provider],
       contextFor: (provider) => this.#contextFor(provider),
     });
+  }
+
+  #identity(context: ProviderContext, owner: string | undefined): RefIdentity {
+    return {
+      provider: context.provider,
+      apiKey: context.settings.apiKey,
+      previousApiKeys: context.settings.previousApiKeys ?? [],
+      owner: owner === undefined ? this.#owner : checkOwner(owner, "the call's owner option"),
+    };
   }
 
   #adapter(provider: ProviderName): ResearchAdapter {
@@ -173,4 +282,14 @@ export class ResearchNamespace {
       );
     }
   }
+}
+
+/** An owner is a short non-empty string (it goes into every ref). */
+function checkOwner(owner: unknown, where: string): string | undefined {
+  if (owner === undefined) return undefined;
+  if (typeof owner !== "string" || owner.length === 0 || owner.length > refLimits.owner)
+    throw new InvalidRequestError(
+      `${where} must be a non-empty string of at most ${refLimits.owner} characters (a tenant or user id).`,
+    );
+  return owner;
 }

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { findModel, nearestModels } from "../catalog/index.js";
-import type { ToolType } from "../catalog/schema.js";
+import type { ModelInfo, ToolType } from "../catalog/schema.js";
 import {
   InvalidRequestError,
   ModelRetiredError,
@@ -9,7 +9,7 @@ import {
 } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "./provider.js";
-import { type RequestOption, ResearchRequest } from "./request.js";
+import { type ParsedRequest, type RequestOption, ResearchRequest } from "./request.js";
 
 /** One hour, the default local deadline of a job. */
 export const DEFAULT_TIMEOUT_MS = 3_600_000;
@@ -18,6 +18,32 @@ export const DEFAULT_TIMEOUT_MS = 3_600_000;
 const universal: readonly RequestOption[] = ["timeoutMs", "signal"];
 /** Options only the portable (local) engine can honour, for a helpful message. */
 const localOnly: readonly RequestOption[] = ["sources", "budget"];
+
+function onlySpendCap(budget: ParsedRequest["budget"]): boolean {
+  return Object.entries(budget ?? {}).every(([key, value]) => key === "maxCostUSD" || value === undefined);
+}
+
+/**
+ * What a user should know before the start about how far the cap can hold on this model.
+ * The value is applied unchanged; the notes say when it is checked and what it cannot stop.
+ */
+function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustments"] {
+  const notes: string[] = [];
+  const hold = info.pricing.reservationUSD;
+  if (info.capabilities.pollOnly)
+    notes.push(
+      `${info.id} reports no running cost before the job ends (it is poll-only): the cap is checked when the job ends${hold !== undefined ? " and against the amount the provider holds when it accepts the job" : ""}, so it cannot stop spend part-way`,
+    );
+  if (hold !== undefined && hold > cap)
+    notes.push(
+      `the provider holds about $${hold.toFixed(2)} when it accepts a job on ${info.id}, above the cap: expect Sonde to cancel the job as soon as the hold is reported`,
+    );
+  if (!info.capabilities.cancel)
+    notes.push(
+      `${info.id} cannot be cancelled server-side: at the cap Sonde closes the connection, but billing may continue`,
+    );
+  return notes.map((reason) => ({ option: "budget", requested: cap, applied: cap, reason }));
+}
 
 /** Turns zod issues into one readable sentence per problem. */
 export function describeIssues(error: z.ZodError): string {
@@ -77,8 +103,10 @@ export function resolveRequest(
   for (const [key, value] of Object.entries(request) as [keyof typeof request, unknown][]) {
     if (key === "model" || key === "query" || value === undefined) continue;
     if (universal.includes(key) || adapter.supports.includes(key)) continue;
+    // The spend cap is enforced by the core for every engine; the rest of `budget` is the portable engine's.
+    if (key === "budget" && onlySpendCap(request.budget)) continue;
     const hint = localOnly.includes(key)
-      ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".`
+      ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".${key === "budget" ? " Only budget.maxCostUSD (a spend cap) is accepted by every engine." : ""}`
       : key === "idempotencyKey"
         ? " Only engines whose submission can be deduplicated accept it: perplexity:sonar-deep-research and the portable engine."
         : "";
@@ -115,6 +143,9 @@ export function resolveRequest(
       reason: `${info.id} runs at most ${info.limits.maxDurationMs} ms`,
     });
   }
+
+  const cap = request.budget?.maxCostUSD;
+  if (cap !== undefined) adjustments.push(...spendCapNotes(info, cap));
 
   const resolved: ResolvedRequest = {
     ...request,

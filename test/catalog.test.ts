@@ -78,6 +78,8 @@ describe("catalog data", () => {
       "openrouter:openai/o3-deep-research",
       "openrouter:openai/o4-mini-deep-research",
       "perplexity:sonar-deep-research",
+      "perplexity:medium",
+      "perplexity:high",
       "hosted:agents.deep_research",
       "portable:*",
       "portable:demo/offline",

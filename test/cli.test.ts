@@ -25,8 +25,35 @@ describe("sonde CLI", () => {
     const t = io();
     expect(await run(["models", "--provider", "openai"], t.io, client())).toBe(0);
     expect(t.out()).toMatch(/openai:gpt-5\.5-pro\s+ga/);
-    expect(t.out()).toMatch(/openai:o3-deep-research\s+retired until 2026-07-23/);
+    expect(t.out()).toMatch(/openai:o3-deep-research\s+retired since 2026-07-23/);
     expect(t.out()).not.toMatch(/gemini:/);
+  });
+
+  it("models shows the hosted hold and markup instead of token rates, and cached-input prices", async () => {
+    const t = io();
+    expect(await run(["models"], t.io, client())).toBe(0);
+    const line = (id: string) =>
+      t
+        .out()
+        .split("\n")
+        .find((l) => l.startsWith(`${id} `)) ?? "";
+    expect(line("hosted:agents.deep_research")).toMatch(/\$6\.00 hold · charged 1\.2× provider cost/);
+    expect(line("hosted:agents.deep_research")).not.toContain("$0/$0 per M");
+    expect(line("gemini:deep-research-preview-04-2026")).toMatch(
+      /\$2 \(\$0\.2 cached\)\/\$12 per M \(unconfirmed\)/,
+    );
+  });
+
+  it("the last progress line after the job completed no longer names the phase it was in", async () => {
+    mockResearch("# Report\nBody.", { events: [{ type: "phase", phase: "verifying" }] })
+      .always()
+      .register();
+    const t = io();
+    expect(await run(["research", "q", "--model", "openai:gpt-5.5-pro"], t.io, client())).toBe(0);
+    const lines = t.err().trim().split("\n");
+    expect(lines.some((l) => / verifying · /.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^\[completed\] · /);
+    expect(lines.at(-1)).not.toContain("verifying");
   });
 
   it("research streams the report to stdout, progress to stderr, and records events + ref", async () => {
@@ -57,6 +84,33 @@ describe("sonde CLI", () => {
     const replayed = io();
     expect(await run(["replay", record], replayed.io, client())).toBe(0);
     expect(replayed.out()).toContain("# Report\nBody text.");
+  });
+
+  it("research prints the pre-flight estimate and stops at --max-cost", async () => {
+    mockResearch("# Report").always().register();
+    const pollOnly = io();
+    await run(["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "2"], pollOnly.io, client());
+    expect(pollOnly.err()).toMatch(
+      /cost: typical cost unknown · cap \$2\.00, checked only when the job ends/,
+    );
+    expect(pollOnly.err()).toMatch(/note: openai:gpt-5\.5-pro reports no running cost before the job ends/);
+    await expect(
+      run(["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "free"], io().io, client()),
+    ).rejects.toThrow(/--max-cost takes a positive number of US dollars/);
+
+    // A streamed report of 4,000 characters is ~$0.012 of output at $12 per M: a tenth of a cent stops it early.
+    clearMocks();
+    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    const capped = io();
+    const code = await run(
+      ["research", "q", "--model", "gemini:deep-research-preview-04-2026", "--max-cost", "0.001"],
+      capped.io,
+      client(),
+    );
+    expect(capped.err()).toMatch(/typically \$1\.00–\$3\.00 per job \(unconfirmed\) · cap \$0\.00100$/m);
+    expect(code).toBe(1);
+    expect(capped.err()).toMatch(/\[incomplete\]/);
+    expect(capped.out().length).toBeLessThan(4000);
   });
 
   it("--json writes one parseable event per line ending with done", async () => {

@@ -26,7 +26,7 @@ const models: Record<string, string> = {
   openai: "openai:gpt-5.5-pro",
   gemini: "gemini:deep-research-preview-04-2026",
   openrouter: "openrouter:perplexity/sonar-deep-research",
-  perplexity: "perplexity:sonar-deep-research",
+  perplexity: "perplexity:medium",
   hosted: "hosted:agents.deep_research",
 };
 

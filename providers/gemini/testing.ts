@@ -5,7 +5,8 @@
  * writes the report in chunks, cites it with UTF-8 byte offsets and completes.
  * Exposed as `providerHandlers.gemini` from `sonde/testing`; msw stays a test-only import.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler, HttpResponse } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { DEFAULT_BASE_URL } from "./wire.js";
 
@@ -142,6 +143,7 @@ export function simulateInteraction(options: ProviderMockOptions = {}): Simulate
 }
 
 function sse(events: Record<string, unknown>[], done: boolean): HttpResponse<string> {
+  const { HttpResponse } = loadMsw();
   const body = events.map(sseBlock).join("") + (done ? "data: [DONE]\n\n" : "");
   return new HttpResponse(body, { headers: { "content-type": "text/event-stream" } });
 }
@@ -151,6 +153,7 @@ function sse(events: Record<string, unknown>[], done: boolean): HttpResponse<str
  * been served; a cancel before that returns it `cancelled`, after it Gemini's refusal.
  */
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const run = simulateInteraction(options);
   let status: "none" | "in_progress" | "completed" | "cancelled" = "none";

@@ -50,15 +50,30 @@ function missingBaseURL(): InvalidRequestError {
   );
 }
 
+/**
+ * The service allows one job in flight per organization and answers a second invoke with 429.
+ * Its error body is not specified; these words are how such an answer names the rule.
+ */
+const JOB_IN_FLIGHT = /in[ -]flight|already (running|queued|in progress)|concurrent job|one job/i;
+
 function classify(failure: HttpFailure): SondeError | undefined {
   const common = { provider: "hosted" as const, status: failure.status, requestId: failure.requestId };
   if (failure.status === 429) {
+    const retryAfter = failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs };
+    // Waiting and re-posting cannot help while the other job runs: it only finishes, or is cancelled.
+    if (JOB_IN_FLIGHT.test(`${failure.message} ${failure.code ?? ""}`))
+      return new RateLimitError(
+        `hosted 429: ${failure.message}. Only one job may be in flight per organization: poll the running job ` +
+          "(research.get(ref) or research.attach(ref)) until it ends, or cancel it (research.cancel(ref)), then " +
+          "start this one. Sonde did not resend the invoke.",
+        { ...common, ...retryAfter, retryable: false },
+      );
     const wait =
       failure.retryAfterMs !== undefined ? ` Retry after ${Math.ceil(failure.retryAfterMs / 1000)} s.` : "";
     return new RateLimitError(
-      `hosted 429: ${failure.message}. Only one job may be in flight per organization: wait for the running job ` +
-        `to finish or cancel it (research.cancel(ref)), or slow down.${wait}`,
-      { ...common, ...(failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs }) },
+      `hosted 429: ${failure.message}.${wait} If another job of this organization is still queued or running ` +
+        "(one may be in flight), poll or cancel it (research.cancel(ref)) instead.",
+      { ...common, ...retryAfter },
     );
   }
   if (failure.status === 422)

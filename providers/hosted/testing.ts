@@ -5,7 +5,8 @@
  * running → completed with `{content, citations, charge_usd}`; DELETE cancels (a job
  * that already ran is charged, one still queued is not) and answers 409 once terminal.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 
 /** Where the mock listens unless told otherwise (the service has no public URL). */
@@ -19,6 +20,7 @@ interface MockJob {
 }
 
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? defaultMockBaseURL).replace(/\/$/, "");
   const report = options.report ?? "Mock report.";
   const jobs = new Map<string, MockJob>();

@@ -4,7 +4,8 @@
  * `starting_after`, poll, and cancel, for one simulated background response per POST.
  * msw is imported here only: it stays a test-time dependency of users.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler, HttpResponse } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { DEFAULT_BASE_URL } from "./http.js";
 
@@ -135,6 +136,7 @@ function streamEvents(job: MockJob, report: string, citations: ProviderMockOptio
 }
 
 function sse(events: Record<string, unknown>[]): HttpResponse<string> {
+  const { HttpResponse } = loadMsw();
   const body = events
     .map((event) => `event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`)
     .join("");
@@ -142,7 +144,7 @@ function sse(events: Record<string, unknown>[]): HttpResponse<string> {
 }
 
 const notFound = (id: string) =>
-  HttpResponse.json(
+  loadMsw().HttpResponse.json(
     {
       error: {
         message: `Response with id '${id}' not found.`,
@@ -160,6 +162,7 @@ const notFound = (id: string) =>
  * polled one reports `in_progress` on the first poll and `completed` after.
  */
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? DEFAULT_BASE_URL).replace(/\/$/, "");
   const report = options.report ?? "Mock report.";
   const jobs = new Map<string, MockJob>();

@@ -33,7 +33,7 @@ import {
   toTransportError,
 } from "../../src/transport/http.js";
 import { parseData, readSse } from "../../src/transport/sse.js";
-import { ChunkMapper, DONE } from "./map.js";
+import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
 import { Generation } from "./wire.js";
 
@@ -101,11 +101,27 @@ function classifyGet(failure: HttpFailure): SondeError | undefined {
   return classify(failure);
 }
 
-function notResumable(cause: unknown): StreamInterruptedError {
+/** Characters of the messages sent, for the cost estimate after a drop. */
+function promptChars(request: ResolvedRequest): number {
+  const messages = requestBody(request).messages as { content: string }[];
+  return messages.reduce((sum, message) => sum + message.content.length, 0);
+}
+
+/**
+ * The error for a lost stream. `started`: a chunk named the generation, so the ref exists
+ * and the generation endpoint can tell what the run really cost.
+ */
+function notResumable(cause: unknown, started = false): StreamInterruptedError {
   const detail = cause instanceof Error ? cause.message : String(cause);
+  const cost = started
+    ? ' Its usage is an estimate (costSource "estimate") of the cost so far; the upstream may keep running and ' +
+      "billing, and research.get(job.toRef()) reads the provider's real charge from OpenRouter's generation " +
+      "endpoint once the run has finished."
+    : ' Its usage is an estimate (costSource "estimate"); no generation id had arrived, so the real charge is ' +
+      "only in the OpenRouter dashboard.";
   return new StreamInterruptedError(
     `openrouter: the stream was lost (${detail}). OpenRouter cannot resume a stream, and Sonde did not resend ` +
-      "the request (that would start and bill a second run); result() rejects with this error, whose .partial holds what arrived.",
+      `the request (that would start and bill a second run); result() rejects with this error, whose .partial holds what arrived.${cost}`,
     { provider: "openrouter", retryable: false, cause },
   );
 }
@@ -126,6 +142,7 @@ class OpenRouterSession implements EngineSession {
       fallbackId: () => this.#generationId,
       internalReasoning: request.modelInfo.pricing.internalReasoningPerM !== undefined,
       includeThinking: request.reasoning?.includeThinking !== false,
+      promptChars: promptChars(request),
       logger: context.logger,
     });
   }
@@ -164,7 +181,9 @@ class OpenRouterSession implements EngineSession {
       }
     } catch (error) {
       if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;
-      throw notResumable(error);
+      // Let the mapper put a cost on what arrived before the error ends the job.
+      yield { data: INTERRUPTED };
+      throw notResumable(error, this.#mapper.jobId !== undefined);
     }
   }
 

@@ -8,70 +8,95 @@
  */
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation } from "../../src/events.js";
-import { OffsetCursor } from "../../src/text-offsets.js";
+import { TextBuffer } from "../../src/text-buffer.js";
 import type { UrlCitation } from "./wire.js";
 
 const MARKER = /\[(\d{1,3})\]/g;
 /** A `[`, `[1`, `[12`, `[123` at the end of the text may still become a marker. */
 const OPEN_MARKER = /\[\d{0,3}$/;
 
+/** A marker whose source had not arrived when it was read. */
+interface WaitingMarker {
+  n: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * Every call is O(its own input): markers are read once, from the new text only (plus
+ * the few characters of a marker still open at the end), and a marker read before its
+ * source is remembered, so a late source never makes the report be read again.
+ */
 export class CitationTracker {
   /** The report so far (content only, never reasoning): offsets and markers index into it. */
-  #report = "";
-  #codePoints = 0;
-  #offsets = new OffsetCursor("codepoint");
+  #report = new TextBuffer("codePoints");
+  /** Text not yet read for markers: the new delta, after a marker left open by the last one. */
+  #unread = "";
   /** URL key → whether a position was already given for it. */
   #seen = new Map<string, boolean>();
   /** URL keys whose title or excerpt was already given. */
   #described = new Set<string>();
   #annotationOrder: string[] = [];
+  #annotationKeys = new Set<string>();
   #listed: string[] | undefined;
   #markersDone = new Set<number>();
-  #scanFrom = 0;
+  /** The first marker of each number whose source was unknown when it was read, in text order. */
+  #waiting: WaitingMarker[] = [];
+  #waitingNumbers = new Set<number>();
   /** Once an upstream gives real positions, inline markers are left alone. */
   #positioned = false;
-
-  /** A marker was seen before the source it numbers (e.g. in the chunk that brought the source). */
-  #unresolved = false;
-  /** Sources were added to the numbering since the last scan. */
+  /** Sources were added to the numbering since markers were last matched. */
   #renumbered = false;
 
   /** Appends report text; returns citations placed by markers it completed. */
   appendText(delta: string): Citation[] {
-    this.#report += delta;
-    this.#codePoints += delta.length - (delta.match(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g)?.length ?? 0);
+    const base = this.#report.length - this.#unread.length;
+    this.#report.append(delta);
     if (this.#positioned) return [];
-    return this.#scan(this.#scanFrom);
+    const text = this.#unread + delta;
+    const found: Citation[] = [];
+    MARKER.lastIndex = 0;
+    let end = 0;
+    for (let match = MARKER.exec(text); match; match = MARKER.exec(text)) {
+      end = match.index + match[0].length;
+      const n = Number(match[1]);
+      if (this.#markersDone.has(n)) continue;
+      const marker = { n, start: base + match.index, end: base + end };
+      if (!this.#place(marker, found) && !this.#waitingNumbers.has(n)) {
+        this.#waitingNumbers.add(n);
+        this.#waiting.push(marker);
+      }
+    }
+    const open = OPEN_MARKER.exec(text.slice(Math.max(end, text.length - 4)));
+    this.#unread = open ? open[0] : "";
+    return found;
+  }
+
+  /** Gives marker `n`'s source its position, when the numbering has it; false when it is not known yet. */
+  #place(marker: WaitingMarker, found: Citation[]): boolean {
+    const url = (this.#listed ?? this.#annotationOrder)[marker.n - 1];
+    if (!url) return false;
+    this.#markersDone.add(marker.n);
+    const key = normalizeUrl(url);
+    if (!this.#seen.get(key)) {
+      this.#seen.set(key, true);
+      found.push({ url, startIndex: marker.start, endIndex: marker.end });
+    }
+    return true;
   }
 
   /** Places markers that arrived before the annotation or list entry they number; call after adding sources. */
   placeEarlierMarkers(): Citation[] {
-    if (this.#positioned || !this.#unresolved || !this.#renumbered) return [];
+    if (this.#positioned || this.#waiting.length === 0 || !this.#renumbered) return [];
     this.#renumbered = false;
-    this.#unresolved = false;
-    return this.#scan(0);
-  }
-
-  #scan(from: number): Citation[] {
-    const numbered = this.#listed ?? this.#annotationOrder;
     const found: Citation[] = [];
-    MARKER.lastIndex = from;
-    let end = from;
-    for (let match = MARKER.exec(this.#report); match; match = MARKER.exec(this.#report)) {
-      end = match.index + match[0].length;
-      const n = Number(match[1]);
-      const url = numbered[n - 1];
-      if (!url) this.#unresolved = true;
-      if (!url || this.#markersDone.has(n)) continue;
-      this.#markersDone.add(n);
-      const key = normalizeUrl(url);
-      if (this.#seen.get(key)) continue;
-      this.#seen.set(key, true);
-      found.push({ url, startIndex: match.index, endIndex: end });
-    }
-    const open = OPEN_MARKER.exec(this.#report.slice(Math.max(end, this.#report.length - 4)));
-    this.#scanFrom = open ? this.#report.length - open[0].length : this.#report.length;
-    return found;
+    this.#waiting = this.#waiting.filter((marker) => {
+      if (!this.#place(marker, found)) return true;
+      this.#waitingNumbers.delete(marker.n);
+      return false;
+    });
+    // In text order, as a scan from the start would find them.
+    return found.sort((a, b) => a.startIndex! - b.startIndex!);
   }
 
   /** One `url_citation`; undefined when it adds nothing new. */
@@ -81,7 +106,8 @@ export class CitationTracker {
     // start = end = 0 is how Perplexity says "no position".
     const hasPosition = end > start && start >= 0;
     const key = normalizeUrl(value.url);
-    if (!this.#annotationOrder.some((url) => normalizeUrl(url) === key)) {
+    if (!this.#annotationKeys.has(key)) {
+      this.#annotationKeys.add(key);
       this.#annotationOrder.push(value.url);
       this.#renumbered = true;
     }
@@ -98,15 +124,14 @@ export class CitationTracker {
     if (places) {
       // Indices are counted in code points (OpenAI's unit); a span beyond the text received
       // so far cannot be placed yet, so it goes without a position.
-      if (end <= this.#codePoints) {
-        citation.startIndex = this.#offsets.toUtf16(this.#report, start);
-        citation.endIndex = this.#offsets.toUtf16(this.#report, end);
+      if (end <= this.#report.counted) {
+        citation.startIndex = this.#report.utf16Of(start);
+        citation.endIndex = this.#report.utf16Of(end);
       }
     }
     this.#seen.set(key, known === true || citation.startIndex !== undefined);
     return citation;
   }
-
   /** A top-level `citations` list (the full list, possibly repeated on every chunk). */
   list(urls: readonly string[]): Citation[] {
     const listed = this.#listed;

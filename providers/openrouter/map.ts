@@ -6,11 +6,15 @@
 import type { JobStatus } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { CitationTracker } from "./citations.js";
+import { ReceivedTally } from "./estimate.js";
 import { ThinkSplitter } from "./think.js";
 import { Annotation, Chunk, type ChunkUsage, ReasoningDetail } from "./wire.js";
 
 /** What `connect` yields for the `data: [DONE]` line: the end of a complete stream. */
 export const DONE = "[DONE]";
+
+/** What `connect` yields when the stream was lost before its end: time to estimate the cost. */
+export const INTERRUPTED = "[INTERRUPTED]";
 
 /** Mid-stream `error_type`s a fresh request may get past (openrouter-chat.md §6). */
 const transientErrors = new Set([
@@ -20,6 +24,28 @@ const transientErrors = new Set([
   "timeout",
 ]);
 
+/**
+ * A chunk without its reasoning (`reasoning`, `reasoning_details`, and inline thinking in
+ * `content`, replaced by `visibleContent`); the same object when it had none.
+ */
+export function withoutReasoning(data: unknown, visibleContent?: string): unknown {
+  const choices = (data as { choices?: unknown } | null)?.choices;
+  if (!Array.isArray(choices)) return data;
+  let changed = false;
+  const stripped = choices.map((choice: unknown) => {
+    const delta = (choice as { delta?: unknown } | null)?.delta;
+    if (!delta || typeof delta !== "object") return choice;
+    const { reasoning, reasoning_details, ...rest } = delta as Record<string, unknown>;
+    if (reasoning == null && reasoning_details == null && visibleContent === undefined) return choice;
+    changed = true;
+    return {
+      ...(choice as object),
+      delta: { ...rest, ...(visibleContent !== undefined && { content: visibleContent }) },
+    };
+  });
+  return changed ? { ...(data as object), choices: stripped } : data;
+}
+
 export interface MapperOptions {
   /** Catalog id, for `created`. */
   model: string;
@@ -27,8 +53,10 @@ export interface MapperOptions {
   fallbackId: () => string | undefined;
   /** Price reasoning as Perplexity's internal reasoning (the catalog prices it separately). */
   internalReasoning: boolean;
-  /** `reasoning.includeThinking: false`: reasoning is hidden upstream; inline blocks are dropped too. */
+  /** `reasoning.includeThinking: false`: reasoning is hidden upstream, and whatever still arrives is dropped. */
   includeThinking: boolean;
+  /** Characters of the prompt sent, for the cost estimate after a drop. */
+  promptChars: number;
   logger: Logger;
 }
 
@@ -36,13 +64,17 @@ export class ChunkMapper {
   readonly #options: MapperOptions;
   readonly #think = new ThinkSplitter();
   readonly #citations = new CitationTracker();
+  readonly #tally: ReceivedTally;
   #jobId: string | undefined;
   #finish: string | undefined;
   #usageSeen = false;
   #terminal = false;
+  /** The report part of this chunk's content, when the content also held inline thinking. */
+  #visible: string | undefined;
 
   constructor(options: MapperOptions) {
     this.#options = options;
+    this.#tally = new ReceivedTally(options.promptChars);
   }
 
   get jobId(): string | undefined {
@@ -50,11 +82,29 @@ export class ChunkMapper {
   }
 
   map(wire: WireEvent): MappedEvent[] {
+    this.#visible = undefined;
+    const events = this.#map(wire);
+    if (!this.#options.includeThinking && events.length) {
+      // Hidden reasoning is not kept even inside the raw payloads the events carry.
+      const raw = withoutReasoning(wire.data, this.#visible);
+      if (raw !== wire.data) for (const event of events) event.rawEvent = raw;
+    }
+    return events;
+  }
+
+  #map(wire: WireEvent): MappedEvent[] {
     if (this.#terminal) return [];
     const events: MappedEvent[] = [];
     if (wire.data === DONE) {
       this.#flush(events);
       this.#end(events);
+      return events;
+    }
+    if (wire.data === INTERRUPTED) {
+      this.#flush(events);
+      // The run goes on billing upstream; without the final usage chunk, estimate what it cost so far.
+      if (!this.#usageSeen)
+        events.push({ type: "usage", usage: this.#tally.usage(this.#options.internalReasoning) });
       return events;
     }
     const parsed = Chunk.safeParse(wire.data);
@@ -76,7 +126,11 @@ export class ChunkMapper {
     const delta = choice?.delta;
     if (delta) {
       this.#reasoning(delta.reasoning_details, delta.reasoning, events);
-      if (delta.content) this.#content(this.#think.push(delta.content), events);
+      if (delta.content) {
+        const split = this.#think.push(delta.content);
+        if (split.thinking) this.#visible = split.text;
+        this.#content(split, events);
+      }
       for (const raw of delta.annotations ?? []) {
         const annotation = Annotation.safeParse(raw);
         if (!annotation.success || annotation.data.type !== "url_citation" || !annotation.data.url_citation)
@@ -133,10 +187,14 @@ export class ChunkMapper {
       structured = true;
     }
     if (!structured && plain) text = plain;
-    if (text) events.push({ type: "thinking", delta: text });
+    this.#tally.reasoning(text);
+    // Hidden reasoning was asked for: some upstreams send it anyway. It is counted, never shown or kept.
+    if (text && this.#options.includeThinking) events.push({ type: "thinking", delta: text });
   }
 
   #content(split: { thinking: string; text: string }, events: MappedEvent[]) {
+    this.#tally.reasoning(split.thinking);
+    this.#tally.text(split.text);
     if (split.thinking && this.#options.includeThinking)
       events.push({ type: "thinking", delta: split.thinking });
     if (!split.text) return;

@@ -6,7 +6,8 @@
  * the caller, usage with the charge in the last chunk, then `data: [DONE]`.
  * `GET /generation` answers for generations this mock streamed.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { defaultBaseURL } from "./adapter.js";
 
@@ -19,6 +20,7 @@ function pieces(text: string, size: number): string[] {
 }
 
 export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
   const report = options.report ?? "Mock report.";
   const generations = new Map<string, { model: string; cost: number }>();

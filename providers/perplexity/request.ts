@@ -1,25 +1,96 @@
-import type { ResolvedRequest } from "../../src/provider.js";
+/**
+ * The Agent API create body (`POST /v1/agent`, perplexity-agent.md §2) and the settings
+ * that shape it. The API is strict (an unknown field is a 400), so only documented
+ * fields are sent.
+ */
+import { InvalidRequestError, ModelRetiredError, UnsupportedOptionError } from "../../src/errors.js";
+import type { ProviderContext, ResolvedRequest } from "../../src/provider.js";
+import type { RequestOption } from "../../src/request.js";
+import { REPLACEMENT, RETIRED_MODEL, SONAR_SHUTDOWN } from "./http.js";
 
-/** The system message: instructions, the "as of" date and the desired output, when given. */
-function systemPrompt(request: ResolvedRequest): string | undefined {
+export const supportedOptions: readonly RequestOption[] = [
+  "instructions",
+  "asOf",
+  "output",
+  "maxToolCalls",
+  "reasoning",
+  "previousJobId",
+];
+
+/** Later docs call the preset field `effort`; whether `preset` stays accepted is unconfirmed (§2). */
+export type PresetField = "preset" | "effort";
+export const DEFAULT_PRESET_FIELD: PresetField = "preset";
+/** `/v1/responses` is the documented alias. */
+export const DEFAULT_AGENT_PATH = "v1/agent";
+
+export interface PerplexitySettings {
+  presetField: PresetField;
+  agentPath: string;
+  /** `false`: submit and poll, no stream (poll-only use). */
+  stream: boolean;
+}
+
+export function settingsOf(context: Pick<ProviderContext, "settings">): PerplexitySettings {
+  const { presetField, agentPath, stream } = context.settings;
+  if (presetField !== undefined && presetField !== "preset" && presetField !== "effort")
+    throw new InvalidRequestError(
+      `perplexity.presetField must be "preset" or "effort" (the field that names the preset); got ${JSON.stringify(presetField)}.`,
+    );
+  if (agentPath !== undefined && (typeof agentPath !== "string" || !agentPath.trim()))
+    throw new InvalidRequestError(
+      'perplexity.agentPath must be a path such as "v1/agent" or "v1/responses".',
+    );
+  if (stream !== undefined && typeof stream !== "boolean")
+    throw new InvalidRequestError("perplexity.stream must be true or false.");
+  return {
+    presetField: presetField ?? DEFAULT_PRESET_FIELD,
+    agentPath: (agentPath ?? DEFAULT_AGENT_PATH).replace(/^\/+|\/+$/g, ""),
+    stream: stream ?? true,
+  };
+}
+
+export function validateRequest(request: ResolvedRequest, context: Pick<ProviderContext, "settings">): void {
+  // Whatever the clock says: Sonde has no Sonar engine any more, and the Agent API has no such preset.
+  if (request.modelInfo.id === RETIRED_MODEL)
+    throw new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
+  settingsOf(context);
+  if (request.reasoning?.summary !== undefined)
+    throw new UnsupportedOptionError(
+      "reasoning",
+      `${request.modelInfo.id} streams its reasoning as free text; Perplexity has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
+    );
+}
+
+/** Instructions, the "as of" date and the report form, as one system message. */
+function systemText(request: ResolvedRequest): string | undefined {
   const parts: string[] = [];
   if (request.instructions) parts.push(request.instructions);
-  if (request.asOf) parts.push(`Research as of ${request.asOf}: treat that date as today.`);
-  if (request.output) parts.push(`Write the report as: ${request.output}`);
+  if (request.asOf)
+    parts.push(
+      `Research as of ${request.asOf}: treat that date as today and leave out anything published after it.`,
+    );
+  if (request.output) parts.push(`Write the report in this form: ${request.output}`);
   return parts.length ? parts.join("\n\n") : undefined;
 }
 
-/** Async submit body: the chat request wrapped in `request`, with the idempotency key beside it (§2). */
-export function submitBody(request: ResolvedRequest, idempotencyKey: string): Record<string, unknown> {
-  const system = systemPrompt(request);
+export function createBody(request: ResolvedRequest, context: Pick<ProviderContext, "settings">) {
+  const settings = settingsOf(context);
+  const system = systemText(request);
   return {
-    request: {
-      model: request.providerModel,
-      messages: [
-        ...(system ? [{ role: "system", content: system }] : []),
-        { role: "user", content: request.query },
-      ],
-    },
-    idempotency_key: idempotencyKey,
+    [settings.presetField]: request.providerModel,
+    // Top-level `instructions` would replace the preset's system prompt, which asks for the
+    // `[web:N]` markers citations come from: Sonde's instructions go in as a system message.
+    input: system
+      ? [
+          { type: "message", role: "system", content: system },
+          { type: "message", role: "user", content: request.query },
+        ]
+      : request.query,
+    // Background + store: the run outlives the connection and can be resumed or polled.
+    background: true,
+    store: true,
+    stream: settings.stream,
+    ...(request.maxToolCalls !== undefined && { max_tool_calls: request.maxToolCalls }),
+    ...(request.previousJobId && { previous_response_id: request.previousJobId }),
   };
 }

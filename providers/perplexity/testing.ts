@@ -1,125 +1,188 @@
 /**
- * msw handlers that speak Perplexity's async chat-completions API
- * (perplexity-async.md §2, §7): submit (both documented paths) returns a CREATED job,
- * the same idempotency key returns the same job, the first poll says IN_PROGRESS and
- * the next COMPLETED with the report (after a `<think>` block), `citations`,
- * `search_results` and `usage` with its `cost`. Unknown ids get 404.
+ * msw handlers that speak Perplexity's Agent API (`providerHandlers.perplexity` in
+ * `sonde/testing`; perplexity-agent.md): a background run per `POST /v1/agent` (or the
+ * `/v1/responses` alias), streamed as bare `data:` lines when asked and re-streamed with
+ * `starting_after`, polled (`queued`, then the finished snapshot), and cancelled with an
+ * ack (`cancelling`), after which polls show `cancelled` with `usage: null`. The report
+ * cites each scripted source with a `[web:N]` marker matching a search result's id.
+ * Unknown ids get 404.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler, HttpResponse } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
-import { defaultBaseURL } from "./adapter.js";
+import { defaultBaseURL } from "./http.js";
 
-interface MockJob {
+interface MockRun {
   id: string;
-  model: string;
+  preset: string;
   polls: number;
-  createdAt: number;
+  cancelled: boolean;
 }
 
-export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
-  const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
+/** Search result ids start at 1 and are unique within the run, as in the captures. */
+const resultId = (index: number) => index + 1;
+
+function sourcesOf(options: ProviderMockOptions) {
+  return (options.citations ?? []).map((citation, index) => ({
+    id: resultId(index),
+    url: citation.url,
+    title: citation.title ?? citation.url,
+    snippet: citation.snippet ?? "",
+    source: "web",
+  }));
+}
+
+function reportOf(options: ProviderMockOptions): string {
+  const markers = (options.citations ?? []).map((_, index) => `[web:${resultId(index)}]`).join("");
   const report = options.report ?? "Mock report.";
-  const citations = options.citations ?? [];
-  const jobs = new Map<string, MockJob>();
-  const byKey = new Map<string, MockJob>();
+  return markers ? `${report} ${markers}` : report;
+}
+
+function snapshot(run: MockRun, options: ProviderMockOptions, status: string) {
+  const finished = status === "completed";
+  const report = reportOf(options);
+  const results = sourcesOf(options);
+  return {
+    id: run.id,
+    object: "response",
+    created_at: 1791572975,
+    completed_at: finished ? 1791573155 : null,
+    status,
+    background: true,
+    store: true,
+    // While queued, running or cancelled, `model` holds the preset name (§3, P6).
+    model: finished ? "openai/gpt-6-luna" : run.preset,
+    error: status === "cancelled" ? { code: "cancelled", message: "cancelled", type: "cancelled" } : null,
+    incomplete_details: status === "cancelled" ? { reason: "cancelled" } : null,
+    previous_response_id: null,
+    output: finished
+      ? [
+          { type: "search_results", queries: ["mock research query"], results },
+          {
+            type: "message",
+            id: `msg_${run.id.slice(5)}`,
+            status: "completed",
+            role: "assistant",
+            content: [{ type: "output_text", text: report, annotations: [] }],
+          },
+        ]
+      : [],
+    usage: finished
+      ? {
+          input_tokens: 24463,
+          output_tokens: 1085,
+          total_tokens: 25548,
+          output_tokens_details: { reasoning_tokens: 487 },
+          tool_calls_details: { search_web: { invocation: 1 } },
+          cost: {
+            currency: "USD",
+            input_cost: 0,
+            output_cost: 0.00054,
+            tool_calls_cost: 0.0025,
+            total_cost: 0.00304,
+          },
+        }
+      : null,
+  };
+}
+
+/** The run's stream, numbered from 0 (`sequence_number`), as Perplexity frames it: no `event:` line. */
+function events(run: MockRun, options: ProviderMockOptions): Record<string, unknown>[] {
+  const report = reportOf(options);
+  const itemId = `msg_${run.id.slice(5)}`;
+  const text = { item_id: itemId, output_index: 1, content_index: 0 };
+  const chars = Array.from(report);
+  const half = chars.slice(0, Math.ceil(chars.length / 2)).join("");
+  const list = [
+    { type: "response.created", response: snapshot(run, options, "queued") },
+    { type: "response.in_progress", response: snapshot(run, options, "in_progress") },
+    { type: "response.reasoning.started", thought: "Planning the searches. " },
+    { type: "response.reasoning.search_queries", queries: ["mock research query"], thought: "Searching. " },
+    { type: "response.reasoning.search_results", results: sourcesOf(options) },
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { type: "message", id: itemId, status: "in_progress", role: "assistant", content: [] },
+    },
+    { type: "response.output_text.delta", ...text, delta: half },
+    { type: "response.output_text.delta", ...text, delta: report.slice(half.length) },
+    { type: "response.output_text.done", ...text, text: report },
+    { type: "response.completed", response: snapshot(run, options, "completed") },
+  ];
+  return list.map((event, index) => ({ ...event, sequence_number: index }));
+}
+
+function sse(list: Record<string, unknown>[]): HttpResponse<string> {
+  const { HttpResponse } = loadMsw();
+  const body = list.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("");
+  return new HttpResponse(body, { headers: { "content-type": "text/event-stream; charset=utf-8" } });
+}
+
+const notFound = () =>
+  loadMsw().HttpResponse.json(
+    { error: { message: "response not found", type: "not_found", code: 404 } },
+    { status: 404 },
+  );
+
+export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
+  const base = (options.baseURL ?? defaultBaseURL).replace(/\/$/, "");
+  const runs = new Map<string, MockRun>();
   let count = 0;
 
-  const snapshot = (job: MockJob) => {
-    const common = { id: job.id, model: job.model, created_at: job.createdAt, started_at: job.createdAt + 2 };
-    if (job.polls < 2) return { ...common, status: "IN_PROGRESS" };
-    return {
-      ...common,
-      completed_at: job.createdAt + 180,
-      failed_at: null,
-      status: "COMPLETED",
-      error_message: null,
-      response: {
-        id: job.id,
-        model: job.model,
-        created: job.createdAt + 180,
-        object: "chat.completion",
-        choices: [
-          {
-            index: 0,
-            finish_reason: "stop",
-            message: { role: "assistant", content: `<think>\nPlanning the searches.\n</think>\n${report}` },
-          },
-        ],
-        citations: citations.map((c) => c.url),
-        search_results: citations.map((c) => ({
-          title: c.title ?? c.url,
-          url: c.url,
-          date: "2026-01-01",
-          snippet: c.snippet ?? "",
-          source: "web",
-        })),
-        usage: {
-          prompt_tokens: 12,
-          completion_tokens: 300,
-          total_tokens: 312,
-          citation_tokens: 4000,
-          num_search_queries: 6,
-          reasoning_tokens: 9000,
-          search_context_size: "low",
-          cost: {
-            input_tokens_cost: 0.008,
-            output_tokens_cost: 0.0024,
-            reasoning_tokens_cost: 0.027,
-            search_queries_cost: 0.03,
-            total_cost: 0.0674,
-          },
-        },
-      },
-    };
-  };
-
-  const submit = async ({ request }: { request: Request }) => {
+  const create = async ({ request }: { request: Request }) => {
     if (options.fail)
       return HttpResponse.json(
         options.fail.body ?? { error: { message: "Mock failure", type: "mock", code: options.fail.status } },
-        {
-          status: options.fail.status,
-          headers: options.fail.headers,
-        },
+        { status: options.fail.status, headers: options.fail.headers },
       );
-    const body = (await request.json()) as { request?: { model?: string }; idempotency_key?: string };
-    const key = body.idempotency_key;
-    let job = key ? byKey.get(key) : undefined;
-    if (!job) {
-      count++;
-      job = {
-        id: options.jobId ?? `00000000-0000-4000-8000-${String(count).padStart(12, "0")}`,
-        model: body.request?.model ?? "sonar-deep-research",
-        polls: 0,
-        createdAt: 1767000000,
-      };
-      jobs.set(job.id, job);
-      if (key) byKey.set(key, job);
+    const body = (await request.json()) as { preset?: string; effort?: string; stream?: boolean };
+    count++;
+    const run: MockRun = {
+      id: options.jobId ?? `resp_00000000-0000-4000-8000-${String(count).padStart(12, "0")}`,
+      preset: body.preset ?? body.effort ?? "medium",
+      polls: 0,
+      cancelled: false,
+    };
+    runs.set(run.id, run);
+    if (body.stream) return sse(events(run, options));
+    return HttpResponse.json(snapshot(run, options, "queued"));
+  };
+
+  const retrieve = ({ request, params }: { request: Request; params: Record<string, unknown> }) => {
+    const run = runs.get(String(params.id));
+    if (!run) return notFound();
+    const url = new URL(request.url);
+    if (run.cancelled) return HttpResponse.json(snapshot(run, options, "cancelled"));
+    if (url.searchParams.get("stream") === "true") {
+      const after = Number(url.searchParams.get("starting_after") ?? -1);
+      return sse(events(run, options).filter((event) => (event.sequence_number as number) > after));
     }
-    return HttpResponse.json({
-      id: job.id,
-      model: job.model,
-      created_at: job.createdAt,
-      started_at: null,
-      completed_at: null,
-      failed_at: null,
-      status: "CREATED",
-      error_message: null,
-      response: null,
-    });
+    run.polls++;
+    return HttpResponse.json(snapshot(run, options, run.polls < 2 ? "in_progress" : "completed"));
   };
 
-  const poll = ({ params }: { params: Record<string, string | readonly string[] | undefined> }) => {
-    const job = jobs.get(String(params.id));
-    if (!job) return HttpResponse.json({ detail: "Not Found" }, { status: 404 });
-    job.polls++;
-    return HttpResponse.json(snapshot(job));
+  const cancel = ({ params }: { params: Record<string, unknown> }) => {
+    const run = runs.get(String(params.id));
+    if (!run) return notFound();
+    if (run.polls >= 2)
+      return HttpResponse.json(
+        {
+          error: {
+            message: "the run is already terminal and cannot be cancelled",
+            type: "invalid_request",
+            code: 400,
+          },
+        },
+        { status: 400 },
+      );
+    run.cancelled = true;
+    return HttpResponse.json({ response_id: run.id, status: "cancelling" });
   };
 
-  return [
-    http.post(`${base}/async/chat/completions`, submit),
-    http.post(`${base}/v1/async/sonar`, submit),
-    http.get(`${base}/async/chat/completions/:id`, poll),
-    http.get(`${base}/v1/async/sonar/:id`, poll),
-  ];
+  return ["v1/agent", "v1/responses"].flatMap((path) => [
+    http.post(`${base}/${path}`, create),
+    http.get(`${base}/${path}/:id`, retrieve),
+    http.post(`${base}/${path}/:id/cancel`, cancel),
+  ]);
 }

@@ -23,7 +23,7 @@ import {
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
 import { storeCall } from "./errors.js";
 import { mapWire } from "./map.js";
-import { type Engine, type JobRunner, runnerFor, terminalStatusOf } from "./runner.js";
+import { type Engine, existingRunner, type JobRunner, runnerFor, terminalStatusOf } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
 
 /** Jobs and their receipts are kept this long (client clock). */
@@ -126,6 +126,7 @@ async function loadRecord(place: Place, jobId: string, context: ProviderContext)
 
 class PortableSession implements EngineSession {
   readonly resumable = true;
+  readonly local = true;
   readonly #context: ProviderContext;
   readonly #config: Resolved;
   readonly #place: Place;
@@ -133,7 +134,9 @@ class PortableSession implements EngineSession {
   readonly #repeatInterrupted: boolean;
   #jobId: string | undefined;
   #ready: Promise<string> | undefined;
-  #runner: JobRunner | undefined;
+  #lastRunner: JobRunner | undefined;
+  /** Connections of this session following the runner now. */
+  #following = 0;
 
   constructor(
     context: ProviderContext,
@@ -154,7 +157,7 @@ class PortableSession implements EngineSession {
 
   /** The research deadline (budget.deadlineMs from admission), for the ref. */
   deadlineAt(): string | undefined {
-    return this.#runner?.deadlineAt;
+    return this.#lastRunner?.deadlineAt;
   }
 
   connect({ cursor, signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
@@ -168,7 +171,22 @@ class PortableSession implements EngineSession {
     });
     const jobId = await this.#ready;
     this.#jobId = jobId;
-    const runner = runnerFor({
+    const after = cursor === undefined ? -1 : Number(cursor);
+    this.#following++;
+    try {
+      const runner = this.#runner(jobId);
+      this.#lastRunner = runner;
+      if (this.#repeatInterrupted) runner.authorizeRepeats();
+      for await (const event of runner.follow(Number.isInteger(after) ? after : -1, signal)) {
+        yield { cursor: String(event.index), data: event.data };
+      }
+    } finally {
+      this.#following--;
+    }
+  }
+
+  #runner(jobId: string) {
+    return runnerFor({
       store: this.#place.store,
       storeKey: this.#place.storeKey,
       jobId,
@@ -178,12 +196,11 @@ class PortableSession implements EngineSession {
       leaseMs: this.#config.leaseMs,
       engine: (record) => engineFor(record, this.#config),
     });
-    this.#runner = runner;
-    if (this.#repeatInterrupted) runner.authorizeRepeats();
-    const after = cursor === undefined ? -1 : Number(cursor);
-    for await (const event of runner.follow(Number.isInteger(after) ? after : -1, signal)) {
-      yield { cursor: String(event.index), data: event.data };
-    }
+  }
+
+  /** Pauses the loop here unless another job object in this process still follows it. */
+  async detach(): Promise<void> {
+    if (this.#jobId) await existingRunner(this.#place.storeKey, this.#jobId)?.pause(this.#following);
   }
 
   map(wire: WireEvent): MappedEvent[] {

@@ -29,6 +29,8 @@ type Extras = Record<string, unknown> & {
   store?: unknown;
   maxConcurrentJobs?: unknown;
   leaseMs?: unknown;
+  /** `SONDE_STORE_DIR` from the client's env: the default store's directory. */
+  storeDir?: unknown;
   providerKeys?: { openai?: ProviderSettings; openrouter?: ProviderSettings };
 };
 
@@ -75,8 +77,9 @@ export function validateConfig(providerModel: string, extras: Extras, needsWeb: 
           "new Sonde(), or give sources.documents (with web: false) or sources.urls.",
       );
     }
-    if (extras.search !== undefined) searchConfig(extras.search);
   }
+  // Checked for the demo too: start() resolves the whole config, whichever model runs.
+  if (extras.search !== undefined) searchConfig(extras.search);
   if (extras.fetcher !== undefined && !isFn(extras.fetcher, "fetch"))
     throw new InvalidRequestError("portable.fetcher must be an object with fetch(url, { signal }).");
   if (extras.store !== undefined) storeConfig(extras.store);
@@ -188,8 +191,13 @@ export function storeKeyOf(store: JobStore): string {
 const isNode = () =>
   typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === "string";
 
-/** A default store: files under `where` (home or temp dir) on Node, memory elsewhere. */
-function defaultStore(where: "home" | "tmp", logger: ProviderContext["logger"]): JobStore {
+/**
+ * A default store (when `portable.store` is not given): files under `SONDE_STORE_DIR` if set,
+ * else `~/.sonde/portable` (the demo: `<tmpdir>/sonde-demo-<uid>`) on Node; memory elsewhere.
+ */
+function defaultStore(where: "home" | "tmp", extras: Extras, logger: ProviderContext["logger"]): JobStore {
+  const dir = typeof extras.storeDir === "string" && extras.storeDir ? extras.storeDir : undefined;
+  if (dir) return createFileStore({ dir });
   if (!isNode()) {
     logger.warn(
       "portable: no file system in this runtime; jobs are kept in memory (pass portable.store to persist them).",
@@ -200,8 +208,18 @@ function defaultStore(where: "home" | "tmp", logger: ProviderContext["logger"]):
     const [os, path] = await Promise.all([import("node:os"), import("node:path")]);
     return where === "home"
       ? path.join(os.homedir(), ".sonde", "portable")
-      : path.join(os.tmpdir(), "sonde-demo");
+      : // Per user: a shared temporary directory must not mix (or expose) users' jobs.
+        path.join(os.tmpdir(), `sonde-demo-${userId(os)}`);
   }, `file:default-${where}`);
+}
+
+function userId(os: typeof import("node:os")): string {
+  try {
+    const { uid, username } = os.userInfo();
+    return uid >= 0 ? String(uid) : username.replace(/[^A-Za-z0-9_-]/g, "_");
+  } catch {
+    return "user";
+  }
 }
 
 function searchBackendOf(
@@ -230,7 +248,7 @@ export function resolveConfig(context: ProviderContext): Resolved {
       : (config as JobStore);
   const result: Resolved = {
     get store() {
-      store ??= userStore ? storeOf(userStore) : defaultStore("home", context.logger);
+      store ??= userStore ? storeOf(userStore) : defaultStore("home", extras, context.logger);
       return store;
     },
     get storeKey() {
@@ -258,10 +276,11 @@ export function resolveConfig(context: ProviderContext): Resolved {
       return chat;
     },
     search: searchBackendOf(search, context),
-    fetcher: extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher(context.fetch),
+    fetcher:
+      extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher({ fetch: context.fetch }),
     demo: {
       get store() {
-        demoStore ??= userStore ? result.store : defaultStore("tmp", context.logger);
+        demoStore ??= userStore ? result.store : defaultStore("tmp", extras, context.logger);
         return demoStore;
       },
       get storeKey() {

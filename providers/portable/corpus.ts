@@ -5,17 +5,35 @@
  */
 
 import { utf8Length } from "../../src/text-offsets.js";
-import { normalizeText } from "./verify.js";
+import type { FetchedPage } from "./types.js";
+import { checkQuote, normalizeText } from "./verify.js";
 
 /** Retained corpus cap, in UTF-8 bytes (DESIGN §10). */
 export const CORPUS_CAP_BYTES = 60_000;
 
-export interface Source {
+/** What the fetcher said about how a source's text was made (see `FetchedPage`). */
+export type SourceMeta = Pick<
+  FetchedPage,
+  "extraction" | "byline" | "publishedAt" | "canonicalUrl" | "encoding" | "pageStarts"
+>;
+
+export interface Source extends SourceMeta {
   /** `S1`, `S2`, … in the order sources were added. */
   id: string;
   url: string;
   title?: string | undefined;
   text: string;
+}
+
+/** The 1-based page (of a PDF source) that holds `quote` whole, if the source has pages. */
+export function pageOf(source: Source, quote: string): number | undefined {
+  const starts = source.pageStarts;
+  if (!starts?.length) return undefined;
+  for (const [i, start] of starts.entries()) {
+    const page = source.text.slice(start, starts[i + 1] ?? source.text.length);
+    if (checkQuote(quote, page).ok) return i + 1;
+  }
+  return undefined;
 }
 
 export type AddOutcome =
@@ -61,8 +79,9 @@ export class Corpus {
     return this.#bytes;
   }
 
-  add(url: string, title: string | undefined, rawText: string): AddOutcome {
+  add(url: string, title: string | undefined, rawText: string, meta: SourceMeta = {}): AddOutcome {
     const text = rawText.trim();
+    const lead = rawText.length - rawText.trimStart().length;
     const key = fingerprint(normalizeText(text));
     const known = this.#seen.get(key);
     if (known) return { kind: "duplicate", of: known };
@@ -71,7 +90,18 @@ export class Corpus {
     if (room <= 0) return { kind: "full", droppedBytes: originalBytes };
     const kept = originalBytes > room ? truncateUtf8(text, room) : text;
     const keptBytes = utf8Length(kept);
-    const source: Source = { id: `S${this.sources.length + 1}`, url, title, text: kept };
+    // Page offsets follow the trim and the cut: a page that was cut off is gone.
+    const pageStarts = meta.pageStarts
+      ?.map((start) => Math.max(0, start - lead))
+      .filter((start, i) => i === 0 || start < kept.length);
+    const source: Source = {
+      ...meta,
+      ...(pageStarts && { pageStarts }),
+      id: `S${this.sources.length + 1}`,
+      url,
+      title,
+      text: kept,
+    };
     this.sources.push(source);
     this.#seen.set(key, source);
     this.#bytes += keptBytes;

@@ -1,60 +1,99 @@
-import { htmlToText, titleOf } from "./html.js";
+/**
+ * The default fetcher. Its work (address checks, undici, readability, pdf.js, robots.txt)
+ * is loaded on the first fetch, so importing the package pulls in none of it.
+ */
+
+import type { PageSettings } from "./fetch/page.js";
+import type { HostLookup } from "./fetch/target.js";
+import { fetchTransport, type PageTransport } from "./fetch/transport.js";
 import type { Fetcher } from "./types.js";
 
-/** Bytes read from one page at most; the corpus keeps far less. */
-const MAX_PAGE_BYTES = 5_000_000;
-const PAGE_TIMEOUT_MS = 30_000;
+export type { HostLookup, ResolvedAddress } from "./fetch/target.js";
+export { fetchTransport, type PageRequest, type PageTransport } from "./fetch/transport.js";
 
-async function readCapped(response: Response): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  let bytes = 0;
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    bytes += value.byteLength;
-    text += decoder.decode(value, { stream: true });
-    if (bytes >= MAX_PAGE_BYTES) {
-      await reader.cancel().catch(() => {});
-      break;
-    }
-  }
-  return text + decoder.decode();
+/** Names the engine and where to read about it, as robots.txt etiquette asks. */
+export const USER_AGENT = "sonde-portable/0.1 (+https://www.npmjs.com/package/sonde)";
+/** The token robots.txt groups are matched against (`User-agent: sonde-portable`). */
+export const ROBOTS_AGENT = "sonde-portable";
+
+export interface DefaultFetcherOptions {
+  /**
+   * Hosts that may be read although they are local or private (an intranet search, a local
+   * model's docs): host names or IP literals, matched exactly. Nothing is allowed by default.
+   */
+  allowHosts?: readonly string[];
+  /**
+   * Resolves host names for the check. `false`: names are not resolved here (only IP
+   * literals and `localhost` names are checked), for a transport that resolves on its own,
+   * such as `fetchTransport(fetch)` under msw in tests.
+   * @defaultValue the system resolver (`dns.lookup`) on Node
+   */
+  lookup?: HostLookup | false;
+  /**
+   * Sends one checked request (no redirects followed). The default on Node connects to the
+   * checked address only (undici); a replacement takes over that duty.
+   */
+  transport?: PageTransport;
+  /** Where the runtime has no Node sockets: the fetch to send through. Addresses of host names cannot be checked there. */
+  fetch?: typeof globalThis.fetch;
+  /** @defaultValue 5 */
+  maxRedirects?: number;
+  /** Bytes read from one response at most (a longer HTML or text body is cut; a longer PDF is refused). @defaultValue 10_000_000 */
+  maxBytes?: number;
+  /** Time for one fetch, redirects and robots.txt included. @defaultValue 30_000 */
+  timeoutMs?: number;
+  /** Honour robots.txt for `sonde-portable` (cached per site for a day). @defaultValue true */
+  robots?: boolean;
+  /** Requests in flight per host at most. @defaultValue 2 */
+  perHostConcurrency?: number;
+  /** @defaultValue USER_AGENT */
+  userAgent?: string;
+}
+
+const isNode = () =>
+  typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === "string";
+
+async function settingsOf(options: DefaultFetcherOptions): Promise<PageSettings> {
+  // Pinning needs a checked address: without a resolver, requests go through plain fetch.
+  const node =
+    isNode() && options.lookup !== false && (options.lookup === undefined || !options.transport)
+      ? await import("./fetch/node.js")
+      : undefined;
+  const transport =
+    options.transport ??
+    node?.pinnedTransport ??
+    fetchTransport(options.fetch ?? ((...args) => globalThis.fetch(...args)));
+  return {
+    allowHosts: options.allowHosts ?? [],
+    lookup: options.lookup === false ? undefined : (options.lookup ?? node?.systemLookup),
+    transport,
+    maxRedirects: options.maxRedirects ?? 5,
+    maxBytes: options.maxBytes ?? 10_000_000,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    robots: options.robots ?? true,
+    perHostConcurrency: options.perHostConcurrency ?? 2,
+    userAgent: options.userAgent ?? USER_AGENT,
+    robotsAgent: ROBOTS_AGENT,
+  };
 }
 
 /**
- * The default fetcher: `fetch` (the client's), redirects followed, HTML converted to
- * text; plain text, Markdown, JSON and XML kept as they are; anything else (PDF, images)
- * is reported as unreadable.
+ * The fetcher the portable engine uses unless `portable.fetcher` is given. Every hop is
+ * resolved and checked before it connects: loopback, private, link-local (cloud metadata),
+ * CGNAT, unique-local and other special addresses are refused (a gap names the URL and
+ * why) unless the host is in `allowHosts`; on Node the connection goes to the checked
+ * address. robots.txt is honoured, requests per host are limited, and the body becomes
+ * text: an HTML page's main article (or the whole page, flagged), a PDF page by page, any
+ * text by its declared or sniffed charset.
  */
-export function defaultFetcher(fetchImpl: typeof globalThis.fetch): Fetcher {
+export function defaultFetcher(options: DefaultFetcherOptions = {}): Fetcher {
+  let loaded: Promise<Fetcher> | undefined;
   return {
-    async fetch(url, { signal }) {
-      const response = await fetchImpl(url, {
-        signal: AbortSignal.any([signal, AbortSignal.timeout(PAGE_TIMEOUT_MS)]),
-        redirect: "follow",
-        headers: {
-          accept: "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
-          "user-agent": "Mozilla/5.0 (compatible; sonde-portable/0.1)",
-        },
-      });
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => {});
-        throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
-      }
-      const contentType = response.headers.get("content-type") ?? "";
-      const finalUrl = response.url || url;
-      if (/html|xhtml/i.test(contentType) || (!contentType && /\.html?$/i.test(new URL(finalUrl).pathname))) {
-        const html = await readCapped(response);
-        return { url: finalUrl, text: htmlToText(html), contentType, title: titleOf(html) };
-      }
-      if (/^text\/|json|xml|markdown/i.test(contentType)) {
-        return { url: finalUrl, text: await readCapped(response), contentType };
-      }
-      await response.body?.cancel().catch(() => {});
-      throw new Error(`unsupported content type "${contentType || "unknown"}"`);
+    async fetch(url, init) {
+      loaded ??= Promise.all([import("./fetch/page.js"), settingsOf(options)]).then(([page, settings]) =>
+        page.createPageFetcher(settings),
+      );
+      return (await loaded).fetch(url, init);
     },
   };
 }

@@ -7,7 +7,17 @@ export { portableAdapter, RETENTION_MS } from "./adapter.js";
 export { CORPUS_CAP_BYTES } from "./corpus.js";
 export { demoCorpus } from "./demo/corpus.js";
 export { corpusFetcher, corpusSearch, demoChatModel } from "./demo/model.js";
-export { defaultFetcher } from "./fetcher.js";
+export {
+  type DefaultFetcherOptions,
+  defaultFetcher,
+  fetchTransport,
+  type HostLookup,
+  type PageRequest,
+  type PageTransport,
+  type ResolvedAddress,
+  ROBOTS_AGENT,
+  USER_AGENT,
+} from "./fetcher.js";
 export { htmlToText } from "./html.js";
 export { MAX_OUTPUT_TOKENS } from "./loop.js";
 export { defaultBudget } from "./operations.js";

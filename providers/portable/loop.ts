@@ -9,7 +9,7 @@
  */
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Logger } from "../../src/provider.js";
-import { CORPUS_CAP_BYTES, Corpus, type Source } from "./corpus.js";
+import { CORPUS_CAP_BYTES, Corpus, pageOf, type Source, type SourceMeta } from "./corpus.js";
 import { domainFilter } from "./domains.js";
 import { type Budget, DeadlineReached, type Operations, pool } from "./operations.js";
 import {
@@ -127,6 +127,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   let stop: string | undefined;
   let checked: Finding[] = [];
   let unchecked: Finding[] = [];
+  /** Why the support check did not run, when findings were quoted but not checked. */
+  let checkSkipped: { kind: Gap["kind"]; why: string } | undefined;
   let report: Report | undefined;
 
   try {
@@ -266,11 +268,23 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       const pages = await pool(toFetch, budget.parallelism, (c) =>
         ops.run<FetchedPage>("fetch", `fetch:${c.url}`, async (signal) => {
           const page = await fetcher.fetch(c.url, { signal });
+          const text = String(page.text ?? "").slice(0, MAX_RECEIPT_TEXT);
+          const str = (value: unknown) => (typeof value === "string" && value ? value : undefined);
           return {
-            url: typeof page.url === "string" && page.url ? page.url : c.url,
-            text: String(page.text ?? "").slice(0, MAX_RECEIPT_TEXT),
+            url: str(page.url) ?? c.url,
+            text,
             contentType: String(page.contentType ?? ""),
             ...(page.title && { title: String(page.title) }),
+            ...(str(page.extraction) && { extraction: page.extraction }),
+            ...(str(page.byline) && { byline: page.byline }),
+            ...(str(page.publishedAt) && { publishedAt: page.publishedAt }),
+            ...(str(page.canonicalUrl) && { canonicalUrl: page.canonicalUrl }),
+            ...(str(page.encoding) && { encoding: page.encoding }),
+            ...(Array.isArray(page.pageStarts) && {
+              pageStarts: page.pageStarts.filter(
+                (n, i) => Number.isInteger(n) && (i === 0 || n < text.length),
+              ),
+            }),
           };
         }),
       );
@@ -310,7 +324,12 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
           });
           continue;
         }
-        await addToCorpus(page.url, page.title ?? c.title, page.text);
+        if (page.extraction === "whole-page")
+          options.logger.debug("portable: no main article found; the whole page's text is kept", {
+            url: page.url,
+          });
+        const { url: _url, text: _text, contentType: _type, title: _title, ...meta } = page;
+        await addToCorpus(page.url, page.title ?? c.title, page.text, meta);
       }
       await usage("fetch");
     }
@@ -373,11 +392,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
           const dedupeKey = `${source.id}\u0000${item.quote.trim()}`;
           if (seen.has(dedupeKey) || proposed.length >= MAX_FINDINGS) continue;
           seen.add(dedupeKey);
+          const page = pageOf(source, item.quote);
           proposed.push({
             id: `F${proposed.length + 1}`,
             source: source.id,
             url: source.url,
             title: source.title,
+            ...(page && { page }),
             claim: item.claim.trim(),
             quote: item.quote.trim(),
           });
@@ -402,11 +423,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       if (!stop) {
         const verdicts = await ask("check", "check", checkPrompt(request, proposed));
         if (!verdicts.ok) {
-          await gap("check", askGap("support check", verdicts.why, verdicts.detail));
+          const skipped = askGap("support check", verdicts.why, verdicts.detail);
+          await gap("check", skipped);
           stop =
             verdicts.why === "budget"
               ? `the model-call budget (${budget.modelCalls}) was spent before the findings were checked for support`
               : "the findings could not be checked for support";
+          checkSkipped = { kind: skipped.kind, why: stop };
         } else {
           const byId = new Map(verdicts.value.checks.map((c) => [c.id.trim().toUpperCase(), c]));
           const supported: Finding[] = [];
@@ -478,6 +501,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       detail: `The deadline (${Math.round(budget.deadlineMs / 1000)} s from the start of execution) passed; no new call was made after it.`,
     });
     stop = `its deadline of ${Math.round(budget.deadlineMs / 1000)} s passed`;
+    checkSkipped ??= { kind: "deadline", why: stop };
   }
 
   const variant = stop ? "partial" : "final";
@@ -490,17 +514,25 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   // --- Verifying: every citation's quotation against the stored source text, again ---
   await phase("verifying");
   const texts = new Map(corpus.sources.map((s) => [s.url, s.text]));
+  // `verified` means both checks passed: the quotation is in the stored source, and the
+  // support check ran and found that it supports the claim.
+  const supportChecked = new Set(checked.map((f) => f.id));
   let unverified = 0;
+  const notChecked = new Set<string>();
   for (const [i, c] of report.citations.entries()) {
     const source = texts.get(c.url);
-    const verified = source !== undefined && checkQuote(c.quote, source).ok;
-    if (!verified) unverified++;
+    const quoted = source !== undefined && checkQuote(c.quote, source).ok;
+    const supported = supportChecked.has(c.findingId);
+    const verified = quoted && supported;
+    if (!quoted) unverified++;
+    else if (!supported) notChecked.add(c.findingId);
     await emit(`citation:${variant}:${i}`, {
       type: "citation",
       citation: {
         url: c.url,
         ...(c.title && { title: c.title }),
         quote: c.quote,
+        ...(c.page && { page: c.page }),
         startIndex: c.startIndex,
         endIndex: c.endIndex,
         verified,
@@ -512,11 +544,26 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       kind: "missing-evidence",
       detail: `${unverified} citation(s) could not be re-verified against the stored source text.`,
     });
+  if (notChecked.size) {
+    const skipped = checkSkipped ?? {
+      kind: "missing-evidence" as const,
+      why: stop ?? "the check did not run",
+    };
+    await gap("unchecked-citations", {
+      kind: skipped.kind,
+      detail: `${notChecked.size} finding(s) quote their sources exactly but were not checked for support (${skipped.why}): their citations are marked verified: false.`,
+    });
+  }
   await usage("final");
   return stop ? "incomplete" : "completed";
 
-  async function addToCorpus(url: string, title: string | undefined, text: string): Promise<void> {
-    const added = corpus.add(url, title, text);
+  async function addToCorpus(
+    url: string,
+    title: string | undefined,
+    text: string,
+    meta?: SourceMeta,
+  ): Promise<void> {
+    const added = corpus.add(url, title, text, meta);
     if (added.kind === "duplicate") {
       options.logger.debug("portable: duplicate source text counted once", { url, of: added.of.url });
     } else if (added.kind === "full") {

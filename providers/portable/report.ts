@@ -17,6 +17,8 @@ export interface Finding {
   source: string;
   url: string;
   title?: string | undefined;
+  /** The PDF page the quote is on. */
+  page?: number | undefined;
   claim: string;
   quote: string;
 }
@@ -26,6 +28,7 @@ export interface ReportCitation {
   url: string;
   title?: string | undefined;
   quote: string;
+  page?: number | undefined;
   startIndex: number;
   endIndex: number;
 }
@@ -62,6 +65,7 @@ class Builder {
       url: finding.url,
       ...(finding.title && { title: finding.title }),
       quote: finding.quote,
+      ...(finding.page && { page: finding.page }),
       startIndex: start,
       endIndex: end,
     });

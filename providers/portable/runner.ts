@@ -98,6 +98,11 @@ export function runnerFor(options: RunnerOptions): JobRunner {
   return runner;
 }
 
+/** The runner of a stored job if this process has one. */
+export function existingRunner(storeKey: string, jobId: string): JobRunner | undefined {
+  return runners.get(`${storeKey}\u0000${jobId}`);
+}
+
 /** Terminal status of a log, if it ended. */
 export function terminalStatusOf(events: readonly StoredEvent[]): JobStatus | undefined {
   const last = events.at(-1)?.data as { type?: unknown; status?: JobStatus } | undefined;
@@ -478,6 +483,18 @@ export class JobRunner {
       clearTimeout(timer);
       release?.();
     }
+  }
+
+  /**
+   * Stops the loop in this process, as a restart would (in-flight calls abort, the log and
+   * receipts stay), unless followers other than the caller's `own` still follow it. The next
+   * follow, here or in another process, continues it from its receipts and original deadline.
+   */
+  async pause(own: number): Promise<void> {
+    if (this.#followers > own) return;
+    const run = this.#run;
+    this.#controller?.abort(PAUSE);
+    await run;
   }
 
   /**

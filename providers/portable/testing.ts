@@ -6,7 +6,8 @@
  * `portable:<chat>/…` pointed at `baseURL`) runs its real HTTP paths in a test.
  * msw is imported here only: it stays a test-time dependency of users.
  */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import type { HttpHandler } from "msw";
+import { loadMsw } from "../../src/testing/msw/load.js";
 import type { ProviderMockOptions } from "../../src/testing/provider-mock.js";
 import { type DemoDocument, demoCorpus } from "./demo/corpus.js";
 import { corpusSearch, demoAnswer } from "./demo/model.js";
@@ -59,6 +60,7 @@ function completion(model: string, content: string, messages: ChatMessage[]) {
  * are made locally, so `jobId` does not apply.
  */
 export function handlers(options: PortableMockOptions = {}): HttpHandler[] {
+  const { http, HttpResponse } = loadMsw();
   const baseURL = (options.baseURL ?? "https://openrouter.ai/api/v1").replace(/\/$/, "");
   const searchBaseURL = (options.searchBaseURL ?? "https://api.tavily.com").replace(/\/$/, "");
   const pages: DemoDocument[] = options.pages

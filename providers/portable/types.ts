@@ -55,9 +55,26 @@ export interface FetchedPage {
   text: string;
   contentType: string;
   title?: string | undefined;
+  /**
+   * How `text` was made: an HTML page's main article, the whole page (no article was
+   * found), a PDF's text layer, or the body as it came.
+   */
+  extraction?: "article" | "whole-page" | "pdf" | "text" | undefined;
+  byline?: string | undefined;
+  /** Publication date as the page states it (e.g. ISO 8601 from `article:published_time`). */
+  publishedAt?: string | undefined;
+  /** The page's `<link rel="canonical">`, absolute. */
+  canonicalUrl?: string | undefined;
+  /** Character encoding the body was decoded with (`UTF-8`, `windows-1252`, `Shift_JIS`, …). */
+  encoding?: string | undefined;
+  /** PDFs: UTF-16 offset in `text` where page n starts, at index n - 1; citations name their page. */
+  pageStarts?: number[] | undefined;
 }
 
-/** Fetches one page. The default is `fetch` plus a small HTML-to-text conversion. */
+/**
+ * Fetches one page. The default (`defaultFetcher()`) refuses private-network targets,
+ * honours robots.txt and extracts main content, PDF text and charsets.
+ */
 export interface Fetcher {
   fetch(url: string, options: { signal: AbortSignal }): Promise<FetchedPage>;
 }

@@ -29,8 +29,8 @@ export type QuoteCheck = { ok: true } | { ok: false; reason: string };
 /** Checks that `quote` is substantive and appears verbatim in `source`. */
 export function checkQuote(quote: string, source: string): QuoteCheck {
   const q = normalizeText(quote).replace(/^["']+|["']+$/g, "");
-  const words = q.split(" ").filter((w) => /[\p{L}\p{N}]/u.test(w));
-  if (q.length < MIN_QUOTE_CHARS || words.length < MIN_QUOTE_WORDS) {
+  const words = wordCount(q);
+  if (q.length < MIN_QUOTE_CHARS || words < MIN_QUOTE_WORDS) {
     return {
       ok: false,
       reason: `too short to be evidence (needs ${MIN_QUOTE_WORDS} words, ${MIN_QUOTE_CHARS} characters)`,
@@ -48,6 +48,15 @@ export function checkQuote(quote: string, source: string): QuoteCheck {
       ? "found only inside a longer word or number in the source"
       : "not found verbatim in the source",
   };
+}
+
+/** Words of a quotation; Chinese and Japanese have no spaces, so their words are segmented. */
+function wordCount(text: string): number {
+  if (UNSPACED.test(text) && typeof Intl.Segmenter === "function")
+    return [...new Intl.Segmenter(undefined, { granularity: "word" }).segment(text)].filter(
+      (s) => s.isWordLike,
+    ).length;
+  return text.split(" ").filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
 }
 
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;

@@ -133,6 +133,7 @@ export const PortableWire = z.discriminatedUnion("type", [
       title: z.string().nullish(),
       snippet: z.string().nullish(),
       quote: z.string().nullish(),
+      page: z.number().int().positive().nullish(),
       startIndex: z.number().int().nonnegative().nullish(),
       endIndex: z.number().int().nonnegative().nullish(),
       verified: z.boolean().nullish(),
@@ -188,6 +189,7 @@ export type WireData =
         url: string;
         title?: string;
         quote?: string;
+        page?: number;
         startIndex: number;
         endIndex: number;
         verified: boolean;

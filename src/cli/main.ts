@@ -9,10 +9,11 @@ import { Sonde } from "../client.js";
 import { JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
-import { Progress, renderSources } from "./render.js";
+import { describeModel, Progress, renderEstimate, renderSources } from "./render.js";
 
 const usage = `Usage:
   sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
+                   [--max-cost <usd>]   stop the job when its running cost passes this many dollars
   sonde attach <ref.json> [--json] [--record <file>]
   sonde status <ref.json>
   sonde cancel <ref.json>
@@ -34,8 +35,8 @@ class UsageError extends Error {}
 
 function readRef(path: string | undefined): unknown {
   if (!path) throw new UsageError("missing <ref.json>");
-  const text = path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
-  return JSON.parse(text);
+  // The text itself: Sonde checks a ref's size before parsing it.
+  return path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
 }
 
 async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?: string }): Promise<number> {
@@ -98,6 +99,7 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       record: { type: "string" },
       detach: { type: "boolean" },
       timeout: { type: "string" },
+      "max-cost": { type: "string" },
       provider: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -116,11 +118,18 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
         throw new UsageError(
           `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
         );
-      const job = client.research.start({
+      const maxCost = values["max-cost"];
+      const maxCostUSD = maxCost === undefined ? undefined : Number(maxCost);
+      if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
+        throw new UsageError(`--max-cost takes a positive number of US dollars, e.g. 2.50, not "${maxCost}"`);
+      const request = {
         model: values.model,
         query: argument,
         ...(timeoutMs && { timeoutMs }),
-      });
+        ...(maxCostUSD !== undefined && { budget: { maxCostUSD } }),
+      };
+      io.stderr(renderEstimate(client.research.estimate(request)));
+      const job = client.research.start(request);
       if (values.detach) {
         for await (const event of job) if (event.type === "created") break;
         io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);
@@ -149,13 +158,8 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
         io.stdout(`${JSON.stringify(models, null, 2)}\n`);
         return 0;
       }
-      for (const m of models) {
-        const when = m.lifecycle.shutdownAt ? ` until ${m.lifecycle.shutdownAt.slice(0, 10)}` : "";
-        const mode = m.capabilities.pollOnly ? "poll" : m.capabilities.streaming ? "stream" : "-";
-        io.stdout(
-          `${m.id.padEnd(48)} ${m.lifecycle.stage}${when} · ${mode} · $${m.pricing.inputPerM}/$${m.pricing.outputPerM} per M\n`,
-        );
-      }
+      const now = new Date();
+      for (const m of models) io.stdout(`${describeModel(m, now)}\n`);
       return 0;
     }
     case "replay": {

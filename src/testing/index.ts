@@ -1,11 +1,9 @@
 /**
  * `sonde/testing`: test your app without a provider. `mockResearch` scripts jobs
- * through the real job machinery; `providerHandlers` are msw handlers that speak each
- * provider's wire format, for tests one level lower (your own fetch, proxies).
+ * through the real job machinery. Needs nothing beyond sonde and zod; the msw
+ * handlers that speak each provider's wire format live in `sonde/testing/msw`.
  */
 
-export type { PortableMockOptions } from "../../providers/portable/testing.js";
-export { type HandlerFactory, providerHandlers } from "./handlers.js";
 export {
   clearMocks,
   type MockBuilder,
@@ -14,4 +12,3 @@ export {
   mockResearch,
   type ScriptedEvent,
 } from "./mock.js";
-export type { ProviderMockOptions } from "./provider-mock.js";

@@ -1,5 +1,5 @@
-import { SondeError } from "../errors.js";
-import { type Citation, isTerminal, type JobStatus, type ResearchEvent } from "../events.js";
+import { InvalidRequestError, SondeError } from "../errors.js";
+import { type Citation, isTerminal, type JobStatus, type ResearchEvent, Usage } from "../events.js";
 import { installMockHook, type MockHook } from "../mocks.js";
 import type {
   CancelOutcome,
@@ -18,8 +18,12 @@ export type ScriptedEvent = Exclude<MappedEvent, { type: "created" }>;
 
 export interface MockOptions {
   citations?: Citation[];
-  /** Usage counts; priced from the catalog unless `providerCostUSD` is given. */
-  usage?: UsageReport;
+  /**
+   * The job's usage, in the public `Usage` shape (any subset). A `costUSD` is reported as
+   * given, labelled `costSource` (default `"provider"`); without one the counts are priced
+   * from the catalog (`"estimate"`). Unknown keys throw `InvalidRequestError`.
+   */
+  usage?: Partial<Usage>;
   /** Events to run before the report streams (searches, phases, thinking…). */
   events?: ScriptedEvent[];
   /** Pause between events, to exercise timeouts, abort and cancel races. @defaultValue 0 */
@@ -107,9 +111,48 @@ function script(rule: MockRule): MappedEvent[] {
   for (let i = 0; i < report.length; i += size)
     events.push({ type: "text", delta: report.slice(i, i + size) });
   for (const citation of options.citations ?? []) events.push({ type: "citation", citation });
-  events.push({ type: "usage", usage: options.usage ?? { inputTokens: 0, outputTokens: 0 } });
+  events.push({ type: "usage", usage: usageReport(options.usage) });
   events.push({ type: "status", status: "completed" });
   return events;
+}
+
+const MockUsage = Usage.partial().strict();
+
+/** Checks a scripted usage at `mockResearch()` time, naming any key the `Usage` shape lacks. */
+function checkUsage(usage: unknown): void {
+  if (usage === undefined) return;
+  const parsed = MockUsage.safeParse(usage);
+  if (parsed.success) {
+    if (parsed.data.costSource !== undefined && parsed.data.costUSD === undefined)
+      throw new InvalidRequestError(
+        `mockResearch: usage.costSource "${parsed.data.costSource}" needs usage.costUSD; omit both to price the counts from the catalog.`,
+      );
+    return;
+  }
+  const unknown = parsed.error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys" ? issue.keys : [],
+  );
+  if (unknown.length) {
+    const hint = unknown.includes("providerCostUSD")
+      ? ' (a provider charge is usage.costUSD, costSource "provider")'
+      : "";
+    throw new InvalidRequestError(
+      `mockResearch: unknown usage key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")}${hint}. ` +
+        `usage takes the Usage shape: ${Object.keys(Usage.shape).join(", ")}.`,
+    );
+  }
+  const issue = parsed.error.issues[0]!;
+  throw new InvalidRequestError(`mockResearch: usage.${issue.path.join(".")}: ${issue.message}.`);
+}
+
+/** The scripted usage as an engine would report it: a given cost is kept as given. */
+function usageReport(usage: Partial<Usage> | undefined): UsageReport {
+  const { costUSD, costSource = "provider", ...counts } = usage ?? {};
+  if (costUSD === undefined) return { inputTokens: 0, outputTokens: 0, ...counts };
+  return {
+    ...counts,
+    ...(costSource === "provider" ? { providerCostUSD: costUSD } : { estimatedCostUSD: costUSD }),
+  };
 }
 
 function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest["provider"]): EngineSession {
@@ -149,6 +192,9 @@ function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest
 }
 
 const hook: MockHook = {
+  claims(request) {
+    return state().rules.some((r) => r.match(request));
+  },
   start(request) {
     const s = state();
     const rule = [...s.rules].reverse().find((r) => r.match(request));
@@ -266,6 +312,7 @@ export interface MockHandle {
  *   .register();
  */
 export function mockResearch(report: string, options: MockOptions = {}): MockBuilder {
+  checkUsage(options.usage);
   return new MockBuilder(report, options);
 }
 

@@ -12,6 +12,7 @@ import {
   StreamInterruptedError,
 } from "../errors.js";
 import type { ProviderName } from "../events.js";
+import { connectionFailure } from "./network.js";
 import { parseRetryAfter } from "./retry.js";
 
 /** What a failed HTTP response looked like, for provider-specific classification. */
@@ -170,8 +171,9 @@ const gatewayFailures = new Set([502, 504, 524]);
 /**
  * Sends a job-creating request exactly once. A typed HTTP error (a status line came
  * back, so the job was not created) is rethrown as is — 429/5xx stay retryable — except
- * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing. Any other
- * failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
+ * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing. A failure that
+ * proves the request never left (see network.ts) is a retryable `ConnectionError`. Any
+ * other failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
  */
 export async function submitOnce<T>(
   provider: ProviderName,
@@ -202,6 +204,9 @@ export async function submitOnce<T>(
     }
     if (SondeError.isInstance(error)) throw error;
     if (signal.aborted) throw toTransportError(error, provider, signal);
+    // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.
+    const neverSent = connectionFailure(error, provider);
+    if (neverSent) throw neverSent;
     const detail = error instanceof Error ? error.message : String(error);
     throw new IndeterminateSubmissionError(
       `${provider}: the job submission got no answer (${detail}). It may or may not have started and billed; ` +

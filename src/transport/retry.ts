@@ -6,7 +6,9 @@ export const defaultRetryPolicy: RetryPolicy = { attempts: 6, minDelayMs: 500, m
 
 /**
  * Parses `Retry-After` (delta-seconds or HTTP-date) and `retry-after-ms` into
- * milliseconds from `now`. Returns undefined when absent or unparseable.
+ * milliseconds from `now`. An HTTP-date is read against the response's own `Date`
+ * when it has one (both come from the server's clock, so skew and an injected test
+ * clock cannot turn it into no wait or an endless one). Undefined when absent or unparseable.
  */
 export function parseRetryAfter(headers: Headers, now: Date = new Date()): number | undefined {
   const ms = headers.get("retry-after-ms");
@@ -17,7 +19,8 @@ export function parseRetryAfter(headers: Headers, now: Date = new Date()): numbe
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
-  return Math.max(0, date - now.getTime());
+  const served = Date.parse(headers.get("date") ?? "");
+  return Math.max(0, date - (Number.isNaN(served) ? now.getTime() : served));
 }
 
 function retryAfterOf(error: unknown): number | undefined {

@@ -1,4 +1,4 @@
-import { type EventSourceMessage, EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
 import { toTransportError } from "./http.js";
@@ -12,22 +12,25 @@ export interface SseOptions {
   signal?: AbortSignal;
   /** Called for `: comment` lines (OpenRouter's `: OPENROUTER PROCESSING` keepalives). */
   onComment?: (comment: string) => void;
-  /** Largest single event we accept before treating the stream as broken. @defaultValue 16 MiB */
+  /** Largest single event (its data, in characters) we accept before treating the stream as broken. @defaultValue 16 Mi */
   maxEventBytes?: number;
 }
 
 /**
- * Reads a `text/event-stream` body as messages, on eventsource-parser's stream:
- * CRLF/LF/CR line endings, events and multi-byte characters split across chunks,
- * `id:` fields and comments are all its job. Ours is the idle watchdog, which runs
- * only while we are waiting for the network (a slow consumer is not a dead stream),
- * and is reset by every byte, keepalives included.
+ * Reads a `text/event-stream` body as messages, with eventsource-parser fed once per
+ * network read (no stream pipeline between the socket and us): CRLF/LF/CR line endings,
+ * events and multi-byte characters split across reads, `id:` fields and comments are
+ * its job. Ours is the idle watchdog, which runs only while we are waiting for the
+ * network (a slow consumer is not a dead stream), and is reset by every byte,
+ * keepalives included.
  *
  * Throws `StreamInterruptedError` on idle timeout, reset or malformed framing; a clean
  * end of body just ends the iteration (whether that is success is the caller's call).
+ * A reset does not cost events that fully arrived: they are all yielded first.
  */
 export async function* readSse(response: Response, options: SseOptions): AsyncGenerator<EventSourceMessage> {
-  const { provider, idleTimeoutMs } = options;
+  const { provider, idleTimeoutMs, signal } = options;
+  const maxEventBytes = options.maxEventBytes ?? 16 * 1024 * 1024;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
   // One timer for the whole stream, no per-event allocation: it records the time of the
   // last byte and, when it fires, re-arms for the remainder unless we have really been
@@ -36,38 +39,20 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   let lastActivity = performance.now();
   let idled = false;
   let parseError: Error | undefined;
-  // A reset must not cost events that fully arrived: instead of erroring the pipe (which
-  // discards what the parser has queued), the byte source closes and remembers why, so
-  // every complete event is read before the drop is reported.
-  let transportError: unknown;
-  const body = response.body.getReader();
-  const bytes = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await body.read();
-        if (done) return controller.close();
-        lastActivity = performance.now();
-        controller.enqueue(value);
-      } catch (error) {
-        transportError = error;
-        controller.close();
-      }
+  let queue: EventSourceMessage[] = [];
+  const parser = createParser({
+    onEvent: (message) => {
+      queue.push(message);
     },
-    cancel: (reason) => body.cancel(reason),
+    onComment: options.onComment,
+    maxBufferSize: maxEventBytes,
+    onError: (error) => {
+      // Unknown fields are legal SSE and ignored; a buffer overflow means a broken stream.
+      if (error.type === "max-buffer-size-exceeded") parseError = error;
+    },
   });
-  const reader = bytes
-    .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
-    .pipeThrough(
-      new EventSourceParserStream({
-        onComment: options.onComment,
-        maxBufferSize: options.maxEventBytes ?? 16 * 1024 * 1024,
-        onError: (error) => {
-          // Unknown fields are legal SSE and ignored; a buffer overflow means a broken stream.
-          if ((error as { type?: string }).type === "max-buffer-size-exceeded") parseError = error;
-        },
-      }),
-    )
-    .getReader();
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
   const check = () => {
     const quiet = performance.now() - lastActivity;
     if (waiting && quiet >= idleTimeoutMs) {
@@ -82,15 +67,16 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   timer.unref?.();
   try {
     while (true) {
-      if (options.signal?.aborted) throw toTransportError(options.signal.reason, provider, options.signal);
       // A slow consumer is not a dead stream: the idle clock starts when we ask for more.
-      if (!waiting) lastActivity = Math.max(lastActivity, performance.now());
+      lastActivity = Math.max(lastActivity, performance.now());
       waiting = true;
-      let result: ReadableStreamReadResult<EventSourceMessage>;
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      let transportError: unknown;
       try {
-        result = await reader.read();
+        chunk = await reader.read();
       } catch (error) {
-        throw toTransportError(error, provider, options.signal);
+        transportError = error;
+        chunk = { done: true, value: undefined };
       } finally {
         waiting = false;
       }
@@ -100,12 +86,31 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
           { provider },
         );
       }
+      if (!chunk.done) {
+        lastActivity = performance.now();
+        parser.feed(decoder.decode(chunk.value, { stream: true }));
+      }
+      // Events queued before an overflow fully arrived: they go out before the error.
+      if (queue.length > 0) {
+        const ready = queue;
+        queue = [];
+        for (const message of ready) {
+          if (signal?.aborted) throw toTransportError(signal.reason, provider, signal);
+          // The parser bounds what it buffers across reads, not an event that arrives
+          // whole inside one read; the limit is on the event, so it is checked here too.
+          if (message.data.length > maxEventBytes)
+            throw new StreamInterruptedError(
+              `${provider}: an event of ${message.data.length} characters exceeds the ${maxEventBytes}-character limit; treating the stream as broken`,
+              { provider },
+            );
+          yield message;
+        }
+      }
       if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
-      if (result.done) {
-        if (transportError !== undefined) throw toTransportError(transportError, provider, options.signal);
+      if (chunk.done) {
+        if (transportError !== undefined) throw toTransportError(transportError, provider, signal);
         return;
       }
-      yield result.value;
     }
   } finally {
     clearTimeout(timer);

@@ -314,7 +314,10 @@ describe("gemini: errors and endings", () => {
     });
     server.use(...handlers);
     const started = performance.now();
-    const result = await client().research.start({ model, query: "q" }).result();
+    // Google's 50 ms is within retry.maxDelayMs: waited out, then the create is resent once.
+    const result = await client({ retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 100 } })
+      .research.start({ model, query: "q" })
+      .result();
     expect(result.status).toBe("completed");
     expect(requests.filter((r) => r.method === "POST")).toHaveLength(2);
     expect(performance.now() - started).toBeGreaterThanOrEqual(45); // retryDelay "0.05s"

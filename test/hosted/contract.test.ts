@@ -214,15 +214,18 @@ describe("hosted job API: errors", () => {
     });
   }
 
-  it("429 → RateLimitError with retryAfterMs and a message about the one job in flight", async () => {
+  it("the one-job-in-flight 429 → RateLimitError with retryAfterMs, not retryable, invoked once despite a retry budget", async () => {
     const posts = invokeAnswering("429");
-    const error = await client({ attempts: 0, minDelayMs: 1, maxDelayMs: 10 })
+    const error = await client({ attempts: 3, minDelayMs: 1, maxDelayMs: 60_000 })
       .research.start({ model, query })
       .result()
       .catch((e: unknown) => e);
     expect(RateLimitError.isInstance(error)).toBe(true);
     expect((error as RateLimitError).retryAfterMs).toBe(30_000);
-    expect((error as Error).message).toMatch(/Only one job may be in flight.*cancel it.*Retry after 30 s/);
+    expect((error as Error).message).toMatch(
+      /Only one job may be in flight.*poll the running job.*cancel it/,
+    );
+    expect(error).toMatchObject({ retryable: false });
     expect(posts()).toBe(1);
   });
 

@@ -543,6 +543,31 @@ describe("openrouter: what it cannot do, said clearly", () => {
     expect(other.detail).not.toMatch(/perplexity/i);
   });
 
+  for (const name of ["sonar-deep-research.sse", "inline-think-usage-after-finish.sse"]) {
+    it(`reasoning.includeThinking false is honoured client-side too (${name}): no thinking events, no reasoning kept in any payload`, async () => {
+      const sse = fixture(name);
+      const seen = serve(sse);
+      const job = client().research.start({
+        model: "openrouter:perplexity/sonar-deep-research",
+        query,
+        reasoning: { includeThinking: false },
+      });
+      const events = await collect(job);
+      expect(seen[0]!.body).toMatchObject({ reasoning: { exclude: true } });
+      // The upstream sent its reasoning anyway (the fixture has it): none of it surfaces.
+      expect(events.filter((e) => e.type === "thinking")).toEqual([]);
+      const kept = JSON.stringify(events);
+      for (const thought of ["Searching for the 2025 obligations", "Comparing the Commission"])
+        expect(kept).not.toContain(thought);
+      expect(kept).not.toContain("reasoning_details");
+      const result = await job.result();
+      expect(result.status).toBe("completed");
+      expect(result.report).toMatch(/^Due-diligence duties/);
+      // Reasoning is still billed, and counted.
+      expect(result.usage.costSource).toBe("provider");
+    });
+  }
+
   it("get() reads the recorded cost of a finished generation, and says when there is none yet", async () => {
     server.use(...handlers({ baseURL: BASE }));
     const sonde = client();
@@ -560,9 +585,10 @@ describe("openrouter: what it cannot do, said clearly", () => {
         costSource: "provider",
       },
     });
-    await expect(sonde.research.get({ ...job.toRef(), jobId: "gen-unknown" })).rejects.toThrow(
-      /no record of this generation.*may still be running/,
-    );
+    // An edited job id no longer matches the ref's credential tag: drop the tag, as an older ref would have none.
+    await expect(
+      sonde.research.get({ ...job.toRef(), jobId: "gen-unknown", credential: undefined }),
+    ).rejects.toThrow(/no record of this generation.*may still be running/);
   });
 
   it("get() whose connection fails rejects with a typed SondeError, not a raw fetch error", async () => {

@@ -6,7 +6,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
-import { IndeterminateSubmissionError, Sonde, StreamInterruptedError } from "../../src/index.js";
+import { IndeterminateSubmissionError, Sonde, StreamInterruptedError, type Usage } from "../../src/index.js";
 import { type Loopback, startLoopback, writeThenCut } from "../helpers/loopback.js";
 import { collect, dataLines, fastRetry, fixture, KEY } from "./helpers.js";
 
@@ -61,6 +61,66 @@ describe("openrouter over a real socket", () => {
     expect(server.requests.map((r) => r.method)).toEqual(["POST"]);
   });
 
+  it("a dropped stream keeps a labelled cost estimate (usage event before the error, in partial.usage), and get(ref) then reads the real charge from the generation endpoint", async () => {
+    const generation = fixture("generation-after-drop.json");
+    server = await startLoopback((request, response) => {
+      if (request.method === "GET" && request.url.startsWith("/generation?")) {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(generation);
+        return;
+      }
+      writeThenCut(response, sse, Buffer.from(firstDataLines(3)));
+    });
+    const sonde = client(server.url);
+    const job = sonde.research.start({ model, query });
+    const events = await collect(job);
+    expect(events.slice(-3).map((e) => e.type)).toEqual(["usage", "error", "done"]);
+    const usage = events.at(-3)!.type === "usage" ? (events.at(-3) as { usage: Usage }).usage : undefined;
+    // ~4 characters a token over what was sent and received, at the catalog's $2 in / $8 out / $3 reasoning per M.
+    const received = {
+      prompt: query.length,
+      text: "Due-diligence duties were postponed to 2027".length,
+      reasoning:
+        "Searching for the 2025 obligations of Regulation 2023/1542. Two sources agree on a 2027 postponement."
+          .length,
+    };
+    const tokens = (chars: number) => Math.ceil(chars / 4);
+    expect(usage).toEqual({
+      inputTokens: tokens(received.prompt),
+      outputTokens: tokens(received.text),
+      reasoningTokens: 0,
+      internalReasoningTokens: tokens(received.reasoning),
+      searches: 0,
+      fetches: 0,
+      modelCalls: 1,
+      costUSD:
+        Math.round(
+          (tokens(received.prompt) * 2 + tokens(received.text) * 8 + tokens(received.reasoning) * 3) * 1e6,
+        ) / 1e12,
+      costSource: "estimate",
+    });
+    expect(usage!.costUSD).toBeGreaterThan(0);
+    const error = (await job.result().catch((e: unknown) => e)) as StreamInterruptedError & {
+      partial: { usage: Usage };
+    };
+    expect(StreamInterruptedError.isInstance(error)).toBe(true);
+    expect(error.partial.usage).toEqual(usage);
+    expect(error.message).toMatch(
+      /estimate.*research\.get\(job\.toRef\(\)\) reads the provider's real charge/,
+    );
+
+    // What the message promises: the generation endpoint has the real charge.
+    const snapshot = await sonde.research.get(job.toRef());
+    expect(server.requests.at(-1)!.url).toBe("/generation?id=gen-1767000000-AbCdEfGhIjKlMnOpQrSt");
+    expect(snapshot.usage).toMatchObject({
+      costUSD: 0.41,
+      costSource: "provider",
+      inputTokens: 21,
+      internalReasoningTokens: 1210,
+    });
+    expect(server.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+  });
+
   it("a drop during the keepalive phase (before any chunk, no generation id known) is not retried either", async () => {
     server = await startLoopback((_request, response) => {
       // Without X-Generation-Id nothing identifies the run yet; it was still accepted (200).
@@ -72,8 +132,13 @@ describe("openrouter over a real socket", () => {
     });
     const job = client(server.url).research.start({ model, query });
     const events = await collect(job);
-    expect(events.map((e) => e.type)).toEqual(["error", "done"]);
-    expect(events[0]).toMatchObject({ error: { retryable: false } });
+    // The run was accepted and may bill: its estimate covers the prompt (and any per-request fee).
+    expect(events.map((e) => e.type)).toEqual(["usage", "error", "done"]);
+    expect(events[0]).toMatchObject({
+      usage: { inputTokens: Math.ceil(query.length / 4), costSource: "estimate" },
+    });
+    expect(events[1]).toMatchObject({ error: { retryable: false } });
+    expect((events[1] as { error: { message: string } }).error.message).toMatch(/no generation id/);
     await expect(job.result()).rejects.toSatisfy((e) => StreamInterruptedError.isInstance(e));
     await sleep(50);
     expect(server.requests).toHaveLength(1);

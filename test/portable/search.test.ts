@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../providers/portable/index.js";
+import { createMemoryStore, defaultFetcher, fetchTransport } from "../../providers/portable/index.js";
 import { AuthenticationError, Sonde } from "../../src/index.js";
 import { API_KEY, CHAT_URL, collect, fixtureJson, MODEL, scriptedChat } from "./helpers.js";
 
@@ -30,7 +30,13 @@ const pages = [
 function client(search: Record<string, unknown>) {
   return new Sonde({
     env: {},
-    portable: { chat: { local: { baseURL: CHAT_URL, apiKey: API_KEY } }, search, store: createMemoryStore() },
+    portable: {
+      chat: { local: { baseURL: CHAT_URL, apiKey: API_KEY } },
+      search,
+      store: createMemoryStore(),
+      // The pages are msw's: requests go through the patched fetch, host names unresolved.
+      fetcher: defaultFetcher({ lookup: false, transport: fetchTransport(fetch), robots: false }),
+    },
     retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 10 },
   });
 }
@@ -106,7 +112,8 @@ describe("built-in search backends", () => {
       expect(
         result.citations.find((cite) => cite.url === "https://stats.example.org/cycling/2024"),
       ).toMatchObject({
-        title: "Cycling count 2024 & trends | City statistics office",
+        // The article title, without the site name the <title> carries.
+        title: "Cycling count 2024 & trends",
         verified: true,
       });
     });

@@ -1,6 +1,6 @@
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryStore } from "../../providers/portable/index.js";
+import { createMemoryStore, defaultFetcher, fetchTransport } from "../../providers/portable/index.js";
 import { handlers } from "../../providers/portable/testing.js";
 import { AuthenticationError, Sonde } from "../../src/index.js";
 import { collect } from "./helpers.js";
@@ -15,7 +15,11 @@ const client = () =>
   new Sonde({
     env: {},
     openrouter: { apiKey: OPENROUTER_KEY },
-    portable: { search: { provider: "tavily", apiKey: "tvly-test-0123456789" }, store: createMemoryStore() },
+    portable: {
+      search: { provider: "tavily", apiKey: "tvly-test-0123456789" },
+      store: createMemoryStore(),
+      fetcher: defaultFetcher({ lookup: false, transport: fetchTransport(fetch), robots: false }),
+    },
     retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 10 },
   });
 

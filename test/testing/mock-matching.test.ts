@@ -23,28 +23,28 @@ const report = (c: Sonde, model: string, query: string) =>
 describe("mockResearch matching", () => {
   it("the most recently registered match wins; whenModel and whenQueryContains narrow it; unregister hands back", async () => {
     const generic = mockResearch("generic").always().register();
-    const pplx = mockResearch("perplexity only").whenModel("perplexity:sonar-deep-research").register();
+    const pplx = mockResearch("perplexity only").whenModel("perplexity:medium").register();
     const battery = mockResearch("battery on openai")
       .whenModel("openai:gpt-5.5-pro")
       .whenQueryContains("Battery")
       .register();
     const c = client();
 
-    expect(await report(c, "perplexity:sonar-deep-research", "anything")).toBe("perplexity only");
+    expect(await report(c, "perplexity:medium", "anything")).toBe("perplexity only");
     expect(await report(c, "openai:gpt-5.5-pro", "anything")).toBe("generic");
     // Case-insensitive, and every condition must hold.
     expect(await report(c, "openai:gpt-5.5-pro", "EU BATTERY rules")).toBe("battery on openai");
-    expect(await report(c, "perplexity:sonar-deep-research", "EU battery rules")).toBe("perplexity only");
+    expect(await report(c, "perplexity:medium", "EU battery rules")).toBe("perplexity only");
 
     expect(pplx.calls).toEqual([
-      { model: "perplexity:sonar-deep-research", query: "anything" },
-      { model: "perplexity:sonar-deep-research", query: "EU battery rules" },
+      { model: "perplexity:medium", query: "anything" },
+      { model: "perplexity:medium", query: "EU battery rules" },
     ]);
     expect(battery.calls).toEqual([{ model: "openai:gpt-5.5-pro", query: "EU BATTERY rules" }]);
     expect(generic.calls).toEqual([{ model: "openai:gpt-5.5-pro", query: "anything" }]);
 
     pplx.unregister();
-    expect(await report(c, "perplexity:sonar-deep-research", "anything")).toBe("generic");
+    expect(await report(c, "perplexity:medium", "anything")).toBe("generic");
   });
 
   it("a scripted SondeError is thrown after created, once: no reconnect runs the script anyway, and get() says failed", async () => {

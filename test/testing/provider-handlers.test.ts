@@ -5,13 +5,13 @@
 import { setupServer } from "msw/node";
 import { afterEach, describe, expect, it } from "vitest";
 import { Sonde } from "../../src/index.js";
-import { providerHandlers } from "../../src/testing/index.js";
+import { providerHandlers } from "../../src/testing/msw/index.js";
 
 const cases = [
   ["openai", "openai:gpt-5.5-pro"],
   ["gemini", "gemini:deep-research-preview-04-2026"],
   ["openrouter", "openrouter:perplexity/sonar-deep-research"],
-  ["perplexity", "perplexity:sonar-deep-research"],
+  ["perplexity", "perplexity:medium"],
   ["hosted", "hosted:agents.deep_research"],
 ] as const;
 

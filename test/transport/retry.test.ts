@@ -16,6 +16,14 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter(new Headers({ "retry-after": "soon" }), now)).toBeUndefined();
     expect(parseRetryAfter(new Headers(), now)).toBeUndefined();
   });
+
+  it("reads an HTTP-date against the response's own Date header, whatever the local clock says", () => {
+    const headers = new Headers({
+      "retry-after": "Sun, 29 Nov 2026 09:00:30 GMT",
+      date: "Sun, 29 Nov 2026 09:00:00 GMT",
+    });
+    expect(parseRetryAfter(headers, now)).toBe(30_000);
+  });
 });
 
 describe("errorFromFailure", () => {

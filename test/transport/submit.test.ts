@@ -6,7 +6,12 @@
 import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IndeterminateSubmissionError, ProviderUnavailableError, Sonde } from "../../src/index.js";
+import {
+  IndeterminateSubmissionError,
+  ProviderUnavailableError,
+  RateLimitError,
+  Sonde,
+} from "../../src/index.js";
 
 const BASE = "https://submit.test/v1";
 let status = 504;
@@ -14,6 +19,11 @@ let posts = 0;
 const server = setupServer(
   http.post(`${BASE}/responses`, () => {
     posts++;
+    if (status === 429)
+      return HttpResponse.json(
+        { error: { message: "Rate limit reached for requests", type: "requests" } },
+        { status, headers: { "retry-after": "30" } },
+      );
     return HttpResponse.json({ error: { message: "upstream request timeout" } }, { status });
   }),
 );
@@ -50,5 +60,17 @@ describe("job submission", () => {
       .catch((e: unknown) => e);
     expect(posts).toBe(4);
     expect(ProviderUnavailableError.isInstance(error)).toBe(true);
+  });
+
+  it("a 429 on the POST asking for longer than retry.maxDelayMs is surfaced at once (any engine)", async () => {
+    status = 429;
+    posts = 0;
+    const error = await client()
+      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    expect(posts).toBe(1);
+    expect(RateLimitError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ retryAfterMs: 30_000, provider: "openai" });
   });
 });

@@ -13,8 +13,8 @@ export interface FileHandleLike {
  * simulate a crash in the middle of a write.
  */
 export interface FileSystem {
-  mkdir(path: string, options: { recursive: true }): Promise<unknown>;
-  open(path: string, flags: "wx"): Promise<FileHandleLike>;
+  mkdir(path: string, options: { recursive: true; mode?: number }): Promise<unknown>;
+  open(path: string, flags: "wx", mode?: number): Promise<FileHandleLike>;
   rename(from: string, to: string): Promise<void>;
   link(existing: string, target: string): Promise<void>;
   unlink(path: string): Promise<void>;
@@ -37,6 +37,9 @@ export interface FileStoreOptions {
 }
 
 const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** Directories and files the store creates are readable by their owner only. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
 
 interface NodeDeps {
   fs: FileSystem;
@@ -86,10 +89,11 @@ const isCode = (error: unknown, code: string) => (error as { code?: unknown } | 
  * (or hard-linked, for create-only writes), so a crash leaves either the old file or the
  * new one, never a partial file; readers ignore the temporary files a crash can leave.
  * Layout: `<dir>/jobs/<jobId>/{job.json, events/<index>.json, receipts/<hash>.json}` and
- * `<dir>/keys/<hash>.json` for idempotency keys. Several processes may share the
- * directory: leases (`jobs/<jobId>/leases/<token>.json`, each token created exclusively)
- * let one of them run a job while the others tail it. The fencing check reads the newest
- * token before each write: unlike the Redis store's, it is not atomic with the write.
+ * `<dir>/keys/<hash>.json` for idempotency keys. Directories it creates are owner-only
+ * (0o700) and files 0o600. Several processes may share the directory: leases
+ * (`jobs/<jobId>/leases/<token>.json`, each token created exclusively) let one of them run
+ * a job while the others tail it. The fencing check reads the newest token before each
+ * write: unlike the Redis store's, it is not atomic with the write.
  */
 export function createFileStore(options: FileStoreOptions): JobStore {
   const cwd = (globalThis as { process?: { cwd?: () => string } }).process?.cwd?.() ?? "";
@@ -126,7 +130,8 @@ export function createFileStoreAt(
   const ensureDir = async (dir: string) => {
     if (made.has(dir)) return;
     const { fs, dirname, syncDir } = await node();
-    await fs.mkdir(dir, { recursive: true });
+    // Owner-only: jobs hold queries, sources and reports.
+    await fs.mkdir(dir, { recursive: true, mode: DIR_MODE });
     // The new directory's own entry must be durable too, or its files vanish with it.
     await syncDir(dirname(dir));
     made.add(dir);
@@ -141,7 +146,7 @@ export function createFileStoreAt(
     await ensureDir(dir);
     const temp = join(dir, `.${basename(target)}.${random()}.tmp`);
     try {
-      const handle = await fs.open(temp, "wx");
+      const handle = await fs.open(temp, "wx", FILE_MODE);
       try {
         await handle.writeFile(data);
         await handle.sync();

@@ -1,0 +1,57 @@
+/**
+ * Perplexity's ky instance (base URL, bearer auth) and its readings of error bodies
+ * (perplexity-agent.md §8): `{"error":{"message","type","code"}}` with an integer
+ * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
+ */
+import type { KyInstance } from "ky";
+import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
+import type { ProviderContext } from "../../src/provider.js";
+import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
+
+export const defaultBaseURL = "https://api.perplexity.ai";
+export const RETIRED_MODEL = "perplexity:sonar-deep-research";
+export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
+export const REPLACEMENT = "perplexity:medium";
+
+function errorType(body: unknown): string | undefined {
+  const error = (body as { error?: { type?: unknown } } | undefined)?.error;
+  return typeof error?.type === "string" ? error.type : undefined;
+}
+
+export function classify(failure: HttpFailure): SondeError | undefined {
+  const type = errorType(failure.body);
+  const common = { provider: "perplexity" as const, status: failure.status, requestId: failure.requestId };
+  // Sonar paths since the sunset: a retirement, not a bad key (perplexity-agent.md §1, P6).
+  if (failure.status === 403 && type === "chat_completions_not_available")
+    return new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
+  if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)
+    return new InvalidRequestError(`perplexity ${failure.status}: ${failure.message}`, {
+      ...common,
+      code: type ?? "invalid_request",
+    });
+  return undefined;
+}
+
+export function perplexityHttp(context: ProviderContext): KyInstance {
+  return createHttpClient({
+    provider: "perplexity",
+    baseURL: context.settings.baseURL ?? defaultBaseURL,
+    headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
+    fetch: context.fetch,
+    clock: context.clock,
+    classify,
+  });
+}
+
+/**
+ * A resume after the reconnect window answers 400 (§11); the run itself is fine and can
+ * be polled. Only the resume GET asks this, so any 400 there means "poll instead".
+ */
+export function isStreamRefused(error: unknown): boolean {
+  return (error as { status?: unknown } | null)?.status === 400;
+}
+
+/** §9: a 5xx on the create may come after the run was stored; there is no key to reconcile it. */
+export function isIndeterminateCreateFailure(error: SondeError): boolean {
+  return error.status !== undefined && error.status >= 500;
+}

@@ -1,0 +1,263 @@
+/**
+ * A Responses-protocol engine as a `ResearchAdapter`: start and attach a background
+ * response (with the ref's resume state), get one snapshot, cancel. What differs per
+ * provider (request body, validation, paths, dialect) comes from its options.
+ */
+import { z } from "zod";
+import { findModel } from "../../../catalog/index.js";
+import type { ModelInfo } from "../../../catalog/schema.js";
+import { InvalidRefError, InvalidRequestError, ProviderUnavailableError } from "../../errors.js";
+import { isTerminal } from "../../events.js";
+import {
+  type CancelReport,
+  type ProviderContext,
+  type ResearchAdapter,
+  type ResolvedRequest,
+  type SnapshotReport,
+  specVersion,
+} from "../../provider.js";
+import type { JobRef } from "../../ref.js";
+import type { RequestOption } from "../../request.js";
+import { pollUntilTerminal } from "../../transport/poll.js";
+import type { ResponsesEngine } from "./dialect.js";
+import { ResponsesSession } from "./session.js";
+import { cancelOutcome, isTerminalWireStatus, jobStatusOf } from "./status.js";
+import { reportOf } from "./text.js";
+import { WireResponse } from "./wire.js";
+
+export interface ResponsesAdapterOptions {
+  engine: ResponsesEngine;
+  supports: readonly RequestOption[];
+  validate?: ResearchAdapter["validate"];
+  createBody(request: ResolvedRequest, context: ProviderContext): Record<string, unknown>;
+  /**
+   * How long cancel() polls for `cancelled` when the cancel answer is an ack rather than
+   * the final Response (Perplexity). 0: one look.
+   */
+  cancelWaitMs?(context: ProviderContext): number;
+  /** Poll instead of streaming although the model streams (a provider setting). */
+  pollOnly?(context: ProviderContext): boolean;
+}
+
+/** What `resumeState()` writes into a ref; older refs without it still attach. */
+const ResumeState = z.object({
+  reportLength: z.number().int().nonnegative().optional(),
+  citations: z.number().int().nonnegative().optional(),
+  trail: z.number().int().nonnegative().optional(),
+  includeThinking: z.boolean().optional(),
+  polling: z.boolean().optional(),
+  endedAt: z.string().optional(),
+  pollOnly: z.boolean().optional(),
+  last: z
+    .object({
+      cursor: z.string(),
+      text: z.number().int().nonnegative(),
+      citations: z.number().int().nonnegative(),
+      trail: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+});
+type ResumeState = z.infer<typeof ResumeState>;
+
+function resumeOf(ref: JobRef): ResumeState {
+  const parsed = ResumeState.safeParse(ref.resume);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = ["resume", ...issue.path].join(".");
+    throw new InvalidRefError(field, `Invalid ref: field "${field}": ${issue.message}.`);
+  }
+  return parsed.data;
+}
+
+/**
+ * What was delivered before the ref's position. `resume` counts everything its last batch
+ * mapped to; a ref taken part-way through that batch (`cursorOffset`) had delivered only
+ * its first events (text first, then citations: see mapper.ts), so the rest is taken off.
+ * When that batch ended the job, it is replayed whole under the ref's cursor, where the
+ * core skips the events already delivered: the counts then stop before it (`atEnd`).
+ */
+function attachPoint(ref: JobRef, resume: ResumeState) {
+  let reportLength = resume.reportLength ?? 0;
+  let citations = resume.citations ?? 0;
+  let trail = resume.trail ?? 0;
+  const last = resume.last?.cursor === ref.cursor ? resume.last : undefined;
+  const ending = resume.endedAt !== undefined && ref.cursor === resume.endedAt;
+  // An older ref without `last` cannot say what of its ending was delivered: its ending is not replayed.
+  const atEnd = ending && (ref.cursorOffset === undefined || last !== undefined);
+  if (ref.cursorOffset !== undefined && last) {
+    const lastTrail = last.trail ?? 0;
+    if (atEnd) {
+      reportLength -= last.text;
+      citations -= last.citations;
+      trail -= lastTrail;
+    } else {
+      // A batch lists its trail events first, then its text, then its citations.
+      trail -= lastTrail - Math.min(lastTrail, ref.cursorOffset);
+      const textSlot = lastTrail + (last.text > 0 ? 1 : 0);
+      if (ref.cursorOffset < textSlot) reportLength -= last.text;
+      citations -= last.citations - Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
+    }
+  }
+  return {
+    delivered: {
+      reportLength: Math.max(0, reportLength),
+      citations: Math.max(0, citations),
+      trail: Math.max(0, trail),
+    },
+    atEnd,
+  };
+}
+
+export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdapter {
+  const { engine } = options;
+  const { dialect, endpoints } = engine;
+  const provider = dialect.provider;
+
+  const modelOf = (ref: JobRef): ModelInfo => {
+    const info = findModel(ref.model);
+    if (info?.provider !== provider)
+      throw new InvalidRefError(
+        "model",
+        `The ref names "${ref.model}", which is not a ${dialect.label} model.`,
+      );
+    return info;
+  };
+
+  const parse = (json: unknown): WireResponse => {
+    const parsed = WireResponse.safeParse(json);
+    if (!parsed.success)
+      throw new ProviderUnavailableError(
+        `${provider}: the response could not be read (no Response object).`,
+        {
+          provider,
+        },
+      );
+    return parsed.data;
+  };
+
+  const retrieve = async (ref: JobRef, context: ProviderContext, signal?: AbortSignal) =>
+    parse(
+      await endpoints
+        .http(context)
+        .get(endpoints.responsePath(context, ref.jobId), { ...(signal && { signal }) })
+        .json(),
+    );
+
+  /** Polls until terminal or `waitMs` passes; the last snapshot seen. */
+  const settle = async (ref: JobRef, context: ProviderContext, first: WireResponse, waitMs: number) => {
+    let last = first;
+    if (waitMs <= 0 || isTerminalWireStatus(last.status)) return last;
+    const signal = AbortSignal.timeout(waitMs);
+    try {
+      for await (const snapshot of pollUntilTerminal({
+        provider,
+        fetch: async (s) => ({ value: await retrieve(ref, context, s) }),
+        isTerminal: (value) => isTerminalWireStatus(value.status),
+        policy: context.retry,
+        signal,
+      }))
+        last = snapshot;
+    } catch (error) {
+      if (!signal.aborted) throw error;
+    }
+    return last;
+  };
+
+  return {
+    specVersion,
+    provider,
+    supports: options.supports,
+    ...(options.validate && { validate: options.validate }),
+
+    start(request, context) {
+      return new ResponsesSession({
+        engine,
+        context,
+        model: request.modelInfo,
+        catalogId: request.modelInfo.id,
+        includeThinking: request.reasoning?.includeThinking !== false,
+        ...(options.pollOnly?.(context) && { pollOnly: true }),
+        body: options.createBody(request, context),
+      });
+    },
+
+    attach(ref, context) {
+      const resume = resumeOf(ref);
+      return new ResponsesSession({
+        engine,
+        context,
+        model: modelOf(ref),
+        catalogId: ref.model,
+        includeThinking: resume.includeThinking !== false,
+        ...(resume.pollOnly && { pollOnly: true }),
+        attached: {
+          jobId: ref.jobId,
+          cursor: ref.cursor,
+          ...attachPoint(ref, resume),
+          resume: {
+            reportLength: resume.reportLength ?? 0,
+            citations: resume.citations ?? 0,
+            trail: resume.trail ?? 0,
+            ...(resume.last && { last: { ...resume.last, trail: resume.last.trail ?? 0 } }),
+          },
+          ...(resume.polling && { polling: true }),
+          ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
+        },
+      });
+    },
+
+    /** One GET. The report and its citations are included once the job has ended. */
+    async get(ref, context): Promise<SnapshotReport> {
+      const response = await retrieve(ref, context);
+      const status = jobStatusOf(response.status);
+      const final = reportOf(response, dialect);
+      const ended = isTerminal(status);
+      const searches = final.searchIds.length;
+      return {
+        provider,
+        model: ref.model,
+        jobId: response.id,
+        status,
+        ...(ended && final.text && { report: final.text, citations: final.citations }),
+        ...((response.usage || searches > 0 || final.fetches > 0) && {
+          usage: dialect.usage(response.usage, { searches, fetches: final.fetches }),
+        }),
+        ...(response.error && {
+          error: {
+            code: response.error.code ?? response.error.type ?? "failed",
+            message: response.error.message ?? "",
+          },
+        }),
+        raw: response,
+      };
+    },
+
+    async cancel(ref, context): Promise<CancelReport> {
+      let response: WireResponse;
+      let acked = false;
+      try {
+        const json = await endpoints.http(context).post(endpoints.cancelPath(context, ref.jobId)).json();
+        const parsed = WireResponse.safeParse(json);
+        // OpenAI answers with the Response; Perplexity with an ack (`cancelling`): then look.
+        acked = !parsed.success;
+        response = parsed.success ? parsed.data : await retrieve(ref, context);
+      } catch (error) {
+        // A refused cancel (e.g. the job already ended): say what state it is in.
+        if (!InvalidRequestError.isInstance(error)) throw error;
+        response = await retrieve(ref, context);
+        if (!isTerminal(jobStatusOf(response.status))) throw error;
+      }
+      if (acked) response = await settle(ref, context, response, options.cancelWaitMs?.(context) ?? 0);
+      const outcome = cancelOutcome(dialect.label, jobStatusOf(response.status));
+      if (outcome.outcome !== "cancelled") return outcome;
+      // A cancelled run's usage is null: what its output shows is still worth an estimate.
+      const final = reportOf(response, dialect);
+      const searches = final.searchIds.length;
+      const counted = response.usage || searches > 0 || final.fetches > 0;
+      return {
+        ...outcome,
+        ...(counted && { usage: dialect.usage(response.usage, { searches, fetches: final.fetches }) }),
+      };
+    },
+  };
+}

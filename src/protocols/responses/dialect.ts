@@ -1,0 +1,56 @@
+/**
+ * What a provider configures in the Responses protocol: its name, its HTTP client and
+ * paths, how it cites, how it charges, and how it words a lost submission. The protocol
+ * module (events, items, resume, snapshots, polling) is the same for every provider.
+ */
+import type { KyInstance } from "ky";
+import type { SondeError } from "../../errors.js";
+import type { Citation, ProviderName } from "../../events.js";
+import type { ProviderContext, UsageReport } from "../../provider.js";
+import type { SourceIndex } from "./text.js";
+import type { CountedUsage } from "./usage.js";
+import type { WireUsage } from "./wire.js";
+
+/**
+ * Citations marked inline in the answer text (Perplexity's `[web:N]`). Stateful: each
+ * call scans the report from where the last one stopped, holding back a tail that may
+ * be the start of a marker unless `final`.
+ */
+export interface InlineCitations {
+  scan(report: string, sources: SourceIndex, final: boolean): Citation[];
+}
+
+/** How a provider's Responses traffic differs from the protocol's common reading. */
+export interface ResponsesDialect {
+  provider: ProviderName;
+  /** For messages: "OpenAI", "Perplexity". */
+  label: string;
+  /** The usage report of a `usage` block (null while running or when cancelled) and what was counted. */
+  usage(usage: WireUsage | null | undefined, counted: CountedUsage): UsageReport;
+  /** Set when the provider cites inline rather than by `url_citation` annotations. */
+  inlineCitations?(): InlineCitations;
+}
+
+/** The provider's endpoints and the readings of its HTTP failures that the protocol acts on. */
+export interface ResponsesEndpoints {
+  http(context: ProviderContext): KyInstance;
+  /** `responses` (OpenAI), `v1/agent` (Perplexity): relative to the base URL. */
+  createPath(context: ProviderContext): string;
+  /** `GET` snapshot / re-stream path of one response. */
+  responsePath(context: ProviderContext, id: string): string;
+  cancelPath(context: ProviderContext, id: string): string;
+  /** The server refused to re-stream (the reconnect window passed): poll instead. */
+  isStreamRefused(error: unknown): boolean;
+  /**
+   * A failure of the create POST that leaves its outcome unknown although a status line
+   * came back (Perplexity: any 5xx). Timeouts, resets and gateway errors always are.
+   */
+  isIndeterminateCreateFailure?(error: SondeError): boolean;
+  /** Where a user checks for a run Sonde lost track of ("platform.openai.com/logs"). */
+  dashboardHint: string;
+}
+
+export interface ResponsesEngine {
+  dialect: ResponsesDialect;
+  endpoints: ResponsesEndpoints;
+}

@@ -1,0 +1,588 @@
+/**
+ * Maps Responses wire events (decoded stream events and polled Response objects) onto
+ * Sonde events. Stateful: it accumulates the report so citation offsets can be turned
+ * into UTF-16 offsets of the whole report, and remembers what it already emitted so a
+ * poll snapshot adds only what is new. Provider differences come from the dialect.
+ */
+import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../events.js";
+import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
+import type { InlineCitations, ResponsesDialect } from "./dialect.js";
+import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
+import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
+import { type FinalReport, isUrlCitation, reportOf, SourceIndex, searchItemKey, TextPart } from "./text.js";
+import { itemState, pageEvents, queryEvents, searchEvent, toolEvent } from "./tool-events.js";
+import { isTrailItem, trailOf } from "./trail.js";
+import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
+
+export interface MapperOptions {
+  dialect: ResponsesDialect;
+  /** Catalog id (`openai:o4-mini-deep-research`), for `created`. */
+  model: string;
+  /** Emit reasoning (summaries, Perplexity's thoughts) as `thinking`. */
+  includeThinking: boolean;
+  logger: Logger;
+  /** Set when re-attaching: the job and its `created` event are already known. */
+  jobId?: string;
+  /** Set when re-attaching: how many finished trail items (searches, tool calls) were delivered. */
+  trailDelivered?: number;
+}
+
+/** A wire event whose payload the session already decoded (see session.ts). */
+export type DecodedWireEvent = WireEvent & { event?: StreamEvent | undefined };
+
+/**
+ * What was delivered before a ref was taken, re-sent under an earlier cursor so the core
+ * suppresses it but still aggregates it (see session.ts, poll fallback after attach).
+ */
+export interface DeliveredPrefix {
+  type: "sonde.delivered";
+  text: string;
+  citations: Citation[];
+}
+
+/** How many of a ref's events a mapper has emitted (text in UTF-16 units). */
+export interface EmittedCounts {
+  reportLength: number;
+  citations: number;
+  /** Trail items (searches, tool calls) whose completed or failed event was emitted, in output order. */
+  trail: number;
+}
+
+/** The text length and citation count of the last wire event that mapped to events, and its cursor. */
+export interface LastBatch {
+  cursor: string | undefined;
+  text: number;
+  citations: number;
+  /** Completed or failed trail events; they come first in a batch. */
+  trail: number;
+}
+
+/** Events that carry nothing Sonde reports beyond what neighbouring events already give. */
+const quiet = new Set([
+  "response.content_part.done",
+  "response.reasoning_summary_part.added",
+  "response.reasoning_summary_part.done",
+  "response.reasoning_summary_text.done",
+  "response.reasoning_text.delta",
+  "response.reasoning_text.done",
+  "response.refusal.delta",
+  "response.web_search_call.in_progress",
+  "response.web_search_call.searching",
+  "response.web_search_call.completed",
+  "response.file_search_call.in_progress",
+  "response.file_search_call.searching",
+  "response.file_search_call.completed",
+  "response.code_interpreter_call.in_progress",
+  "response.code_interpreter_call.interpreting",
+  "response.code_interpreter_call.completed",
+  "response.code_interpreter_call_code.delta",
+  "response.code_interpreter_call_code.done",
+  "response.mcp_call.in_progress",
+  "response.mcp_call.completed",
+  "response.mcp_call.failed",
+  "response.mcp_call_arguments.delta",
+  "response.mcp_call_arguments.done",
+  "response.mcp_list_tools.in_progress",
+  "response.mcp_list_tools.completed",
+  "response.mcp_list_tools.failed",
+  "response.skill.loaded",
+]);
+
+export class ResponseMapper {
+  /** The response id, from the first event or snapshot that carried it. */
+  jobId: string | undefined;
+  readonly #options: MapperOptions;
+  readonly #dialect: ResponsesDialect;
+  readonly #inline: InlineCitations | undefined;
+  readonly #sources = new SourceIndex();
+  #created = false;
+  #status: JobStatus | undefined;
+  #phase: ResearchPhase | undefined;
+  #report = "";
+  #parts = new Map<string, TextPart>();
+  #citations = 0;
+  /** `web_search_call` ids and `search_results` item positions. */
+  #searches = new Set<string>();
+  /** Perplexity announces searches as events and may also list them as items: the larger count wins. */
+  #searchEvents = 0;
+  #pendingQueries: string[] = [];
+  #fetchEvents = 0;
+  #fetchItems = 0;
+  /** Ids of trail items whose completion was emitted, and how many there were. */
+  #trailDone = new Set<string>();
+  #trail = 0;
+  #thinkingKey: string | undefined;
+  #errorEmitted = false;
+  #lastBatch: LastBatch | undefined;
+
+  constructor(options: MapperOptions) {
+    this.#options = options;
+    this.#dialect = options.dialect;
+    this.#inline = options.dialect.inlineCitations?.();
+    this.jobId = options.jobId;
+  }
+
+  /** A terminal status was emitted (nothing more is mapped after it). */
+  get terminal(): boolean {
+    return this.#status !== undefined && isTerminal(this.#status);
+  }
+
+  /** What this mapper has emitted so far. */
+  get emitted(): EmittedCounts {
+    return { reportLength: this.#report.length, citations: this.#citations, trail: this.#trail };
+  }
+
+  /**
+   * The last batch that mapped to events. A batch lists its text (one event at most) first,
+   * then its citations (a final snapshot's `created` may precede them: it always ends the
+   * job, so it is replayed whole): with a ref's `cursorOffset` this tells how much was delivered.
+   */
+  get lastBatch(): LastBatch | undefined {
+    return this.#lastBatch;
+  }
+
+  map(wire: DecodedWireEvent): MappedEvent[] {
+    const events = this.#map(wire);
+    if (events.length > 0) {
+      let text = 0;
+      let citations = 0;
+      let trail = 0;
+      for (const event of events) {
+        if (event.type === "text") text += event.delta.length;
+        if (event.type === "citation") citations++;
+        if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
+      }
+      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
+    }
+    return events;
+  }
+
+  #map(wire: DecodedWireEvent): MappedEvent[] {
+    if (wire.event) return this.#event(wire.event);
+    const data = wire.data as { type?: unknown; object?: unknown; id?: unknown } | null;
+    if (data && data.type === "sonde.delivered") return this.#delivered(data as unknown as DeliveredPrefix);
+    // A polled Response object (stream events all have a `type`; Responses have none).
+    if (data && (data.object === "response" || (data.type === undefined && typeof data.id === "string"))) {
+      const response = WireResponse.safeParse(data);
+      if (response.success) return this.#snapshot(response.data);
+      this.#options.logger.debug(`${this.#dialect.provider}: unreadable response snapshot ignored`, {
+        issues: response.error.message,
+      });
+      return [];
+    }
+    const event = decodeStreamEvent(data);
+    if (!event) {
+      this.#options.logger.debug(`${this.#dialect.provider}: unreadable stream event ignored`, {
+        cursor: wire.cursor,
+      });
+      return [];
+    }
+    return this.#event(event);
+  }
+
+  /**
+   * The part of a finished response that was delivered before a ref was taken but that
+   * this mapper (of an attached job) has not seen: to be replayed suppressed, so the
+   * result is whole and nothing is delivered twice.
+   */
+  deliveredPrefix(response: WireResponse, delivered: EmittedCounts): DeliveredPrefix | undefined {
+    const final = reportOf(response, this.#dialect);
+    const text = final.text.slice(this.#report.length, Math.max(this.#report.length, delivered.reportLength));
+    const citations = final.citations.slice(this.#citations, Math.max(this.#citations, delivered.citations));
+    if (!text && citations.length === 0) return undefined;
+    return { type: "sonde.delivered", text, citations };
+  }
+
+  #delivered(prefix: DeliveredPrefix): MappedEvent[] {
+    const out: MappedEvent[] = [];
+    if (prefix.text) {
+      this.#report += prefix.text;
+      out.push({ type: "text", delta: prefix.text });
+      // The prefix's citations are the markers in its text: the scanner must not find them again.
+      this.#inline?.scan(this.#report, this.#sources, false);
+    }
+    for (const citation of prefix.citations) out.push({ type: "citation", citation });
+    this.#citations += prefix.citations.length;
+    return out;
+  }
+
+  #createdEvent(id: string): MappedEvent {
+    return { type: "created", jobId: id, provider: this.#dialect.provider, model: this.#options.model };
+  }
+
+  #createdEvents(response: WireResponse, heartbeat: boolean): MappedEvent[] {
+    const out: MappedEvent[] = [];
+    this.jobId ??= response.id;
+    if (!this.#created) {
+      this.#created = true;
+      out.push(this.#createdEvent(response.id));
+    }
+    const status = jobStatusOf(response.status);
+    // Polls repeat the status on purpose: each one is a heartbeat.
+    if (heartbeat || status !== this.#status) out.push({ type: "status", status });
+    this.#status = status;
+    return out;
+  }
+
+  /** A polled Response object: a heartbeat, or (terminal) everything not emitted yet. */
+  #snapshot(response: WireResponse): MappedEvent[] {
+    const terminal = statusOf[response.status ?? ""];
+    if (!terminal || terminal === "queued" || terminal === "running")
+      return this.#createdEvents(response, true);
+    // A final snapshot maps to the same events in a started and in an attached job (a
+    // ref's offset into it must mean the same): `created` only when nothing came before.
+    const out: MappedEvent[] = [];
+    if (!this.#created && this.#options.jobId === undefined) {
+      this.#created = true;
+      this.jobId ??= response.id;
+      out.push(this.#createdEvent(response.id));
+    }
+    return [...out, ...this.#terminal(response, terminal)];
+  }
+
+  #event(event: StreamEvent): MappedEvent[] {
+    switch (event.type) {
+      case "response.output_text.delta":
+        return this.#textDelta(event);
+      case "response.reasoning_summary_text.delta":
+        return this.#summary(event);
+      case "response.created":
+      case "response.queued":
+      case "response.in_progress":
+        return event.response ? this.#createdEvents(event.response, false) : [];
+      case "response.completed":
+      case "response.failed":
+      case "response.incomplete":
+      case "response.cancelled":
+        return this.#terminalEvent(event);
+      case "error":
+        return this.#error(event);
+      case "response.output_item.added":
+        return event.item ? this.#itemAdded(event.item) : [];
+      case "response.output_item.done":
+        return event.item ? this.#itemDone(event.item, event.output_index) : [];
+      case "response.content_part.added":
+        if (event.part?.type === "output_text") this.#partOf(event);
+        return [];
+      case "response.output_text.annotation.added":
+        return this.#annotation(event);
+      case "response.output_text.done":
+        return this.#textDone(event);
+      case "response.refusal.done":
+        return event.refusal
+          ? [
+              {
+                type: "gap",
+                gap: { kind: "missing-evidence", detail: `The model refused: ${event.refusal}` },
+              },
+            ]
+          : [];
+      case "response.reasoning.started":
+      case "response.reasoning.stopped":
+        return [...this.#setPhase("reasoning"), ...this.#thought(event.thought)];
+      case "response.reasoning.search_queries":
+        return this.#searchQueries(event);
+      case "response.reasoning.search_results":
+        return this.#searchResults(event);
+      case "response.reasoning.fetch_url_queries":
+        return [
+          ...this.#thought(event.thought),
+          ...this.#setPhase("reading"),
+          ...pageEvents(event.urls ?? [], "started"),
+        ];
+      case "response.reasoning.fetch_url_results": {
+        const pages = fetchedPagesOf(event.contents);
+        this.#fetchEvents += pages.length;
+        return [
+          ...this.#thought(event.thought),
+          ...pageEvents(
+            pages.map((page) => page.url),
+            "completed",
+          ),
+          this.#countedUsage(),
+        ];
+      }
+      case "unknown":
+        if (!quiet.has(event.wireType)) {
+          this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {
+            type: event.wireType,
+          });
+        }
+        return [];
+    }
+  }
+
+  #setPhase(phase: ResearchPhase): MappedEvent[] {
+    if (this.#phase === phase) return [];
+    this.#phase = phase;
+    return [{ type: "phase", phase }];
+  }
+
+  get #counted() {
+    return {
+      searches: this.#searches.size + Math.max(0, this.#searchEvents - this.#searchItemCount()),
+      fetches: Math.max(this.#fetchEvents, this.#fetchItems),
+    };
+  }
+
+  #searchItemCount(): number {
+    let n = 0;
+    for (const key of this.#searches) if (key.startsWith("results#")) n++;
+    return n;
+  }
+
+  #countedUsage(): MappedEvent {
+    const { searches, fetches } = this.#counted;
+    return { type: "usage", usage: { searches, ...(fetches > 0 && { fetches }) } };
+  }
+
+  #searchQueries(event: StreamEventOf<"response.reasoning.search_queries">): MappedEvent[] {
+    this.#searchEvents++;
+    this.#pendingQueries = event.queries ?? [];
+    return [...this.#thought(event.thought), ...this.#setPhase("searching"), ...queryEvents(event.queries)];
+  }
+
+  #searchResults(event: StreamEventOf<"response.reasoning.search_results">): MappedEvent[] {
+    this.#sources.add(searchResultsOf(event.results));
+    const done: MappedEvent[] = this.#pendingQueries.map((query) => ({
+      type: "search",
+      action: "search",
+      state: "completed",
+      query,
+    }));
+    this.#pendingQueries = [];
+    return [...this.#thought(event.thought), ...done, this.#countedUsage()];
+  }
+
+  #thought(thought: string | null | undefined): MappedEvent[] {
+    if (!this.#options.includeThinking || !thought) return [];
+    return [{ type: "thinking", delta: thought }];
+  }
+
+  #itemAdded(item: WireItem): MappedEvent[] {
+    switch (item.type) {
+      case "reasoning":
+        return this.#setPhase("reasoning");
+      case "message":
+        return this.#setPhase("writing");
+      case "web_search_call":
+        return [...this.#setPhase("searching"), searchEvent(item, "started")];
+      case "file_search_call":
+        return [...this.#setPhase("searching"), toolEvent(item, "started")!];
+      case "search_results":
+      case "fetch_url_results":
+        return [];
+      default: {
+        const tool = toolEvent(item, "started");
+        if (tool) return [tool];
+        this.#options.logger.debug(`${this.#dialect.provider}: output item ignored`, { type: item.type });
+        return [];
+      }
+    }
+  }
+
+  #itemDone(item: WireItem, outputIndex: number | null | undefined): MappedEvent[] {
+    if (isTrailItem(item)) {
+      this.#trail++;
+      if (item.id) this.#trailDone.add(item.id);
+    }
+    if (item.type === "web_search_call") {
+      // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
+      this.#searches.add(item.id ?? `#${outputIndex ?? this.#searches.size}`);
+      // `.completed` may never come; the item's final copy ends the call.
+      return [
+        searchEvent(item, item.status === "failed" ? "failed" : "completed"),
+        { type: "usage", usage: { searches: this.#searches.size } },
+      ];
+    }
+    if (item.type === "search_results") {
+      this.#searches.add(searchItemKey(outputIndex));
+      this.#sources.add(searchResultsOf(item.results));
+      return [this.#countedUsage()];
+    }
+    if (item.type === "fetch_url_results") {
+      this.#fetchItems += fetchedPagesOf(item.contents).length;
+      return [this.#countedUsage()];
+    }
+    if (item.type === "message") {
+      // Annotations still waiting for their text: the item is final, so is its text.
+      return [...this.#parts.entries()]
+        .filter(([key]) => key.startsWith(`${item.id}:`))
+        .flatMap(([, part]) => this.#flush(part, true));
+    }
+    const tool = toolEvent(item, itemState(item));
+    return tool ? [tool] : [];
+  }
+
+  #partOf(event: { item_id?: string | null; content_index?: number | null }): TextPart {
+    const key = `${event.item_id}:${event.content_index ?? 0}`;
+    let part = this.#parts.get(key);
+    if (!part) {
+      part = new TextPart(this.#report.length);
+      this.#parts.set(key, part);
+    }
+    return part;
+  }
+
+  /** New report text: appended, then the citations it completes (text first: see `lastBatch`). */
+  #append(part: TextPart, delta: string): MappedEvent[] {
+    part.append(delta);
+    this.#report += delta;
+    return [{ type: "text", delta }, ...this.#inlineCitations(false)];
+  }
+
+  #inlineCitations(final: boolean): MappedEvent[] {
+    if (!this.#inline) return [];
+    const found = this.#inline.scan(this.#report, this.#sources, final);
+    this.#citations += found.length;
+    return found.map((citation) => ({ type: "citation", citation }));
+  }
+
+  #textDelta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
+    if (event.delta === "") return [];
+    const part = this.#partOf(event);
+    // Annotations that were waiting for this text go out with it (after it: text first).
+    return [...this.#append(part, event.delta), ...this.#flush(part, false)];
+  }
+
+  #annotation(event: StreamEventOf<"response.output_text.annotation.added">): MappedEvent[] {
+    // An inline-citing provider's annotations would cite twice: its markers are the citations.
+    if (this.#inline || !event.annotation || !isUrlCitation(event.annotation)) return [];
+    const part = this.#partOf(event);
+    part.pending.push(event.annotation);
+    return this.#flush(part, false);
+  }
+
+  #textDone(event: StreamEventOf<"response.output_text.done">): MappedEvent[] {
+    const part = this.#partOf(event);
+    const out: MappedEvent[] = [];
+    // The final text is authoritative; deltas that never came are delivered here.
+    if (typeof event.text === "string" && event.text.length > part.text.length) {
+      if (event.text.startsWith(part.text))
+        out.push(...this.#append(part, event.text.slice(part.text.length)));
+      else {
+        this.#options.logger.warn(
+          `${this.#dialect.provider}: output_text.done disagrees with the streamed text`,
+          { itemId: event.item_id },
+        );
+      }
+    }
+    return [...out, ...this.#flush(part, true)];
+  }
+
+  /** Emits waiting annotations in order, once the text they point into has arrived (or `force`). */
+  #flush(part: TextPart, force: boolean): MappedEvent[] {
+    const out: MappedEvent[] = [];
+    while (part.pending.length > 0 && (force || part.covers(part.pending[0]!))) {
+      out.push({ type: "citation", citation: part.citation(part.pending.shift()!) });
+      this.#citations++;
+    }
+    return out;
+  }
+
+  #summary(event: StreamEventOf<"response.reasoning_summary_text.delta">): MappedEvent[] {
+    if (!this.#options.includeThinking || !event.delta) return [];
+    const key = `${event.item_id}:${event.summary_index ?? 0}`;
+    // Summary parts arrive as separate paragraphs ("**Title**\n\n…"); keep them apart.
+    const separator = this.#thinkingKey !== undefined && this.#thinkingKey !== key ? "\n\n" : "";
+    this.#thinkingKey = key;
+    return [{ type: "thinking", delta: separator + event.delta }];
+  }
+
+  #error(event: StreamEventOf<"error">): MappedEvent[] {
+    const code = event.error?.code ?? event.code ?? event.error?.type ?? "server_error";
+    const message =
+      event.error?.message ?? event.message ?? `${this.#dialect.label} reported an error in the stream.`;
+    return this.#failure(code, message);
+  }
+
+  /** Nothing more comes for this response (a `response.failed` may follow; the core stops here). */
+  #failure(code: string, message: string): MappedEvent[] {
+    this.#errorEmitted = true;
+    this.#status = "failed";
+    return [
+      { type: "error", error: { code, message: `${this.#dialect.provider}: ${message}`, retryable: false } },
+      { type: "status", status: "failed" },
+    ];
+  }
+
+  #terminalEvent(
+    event: StreamEventOf<
+      "response.completed" | "response.failed" | "response.incomplete" | "response.cancelled"
+    >,
+  ): MappedEvent[] {
+    const status = terminalOfEvent[event.type]!;
+    if (event.response) return this.#terminal(event.response, status, event.error ?? undefined);
+    if (status === "failed") {
+      const message = event.error?.message ?? "The response failed without a reason.";
+      return this.#failure(event.error?.code ?? event.error?.type ?? "failed", message);
+    }
+    this.#status = status;
+    return [{ type: "status", status }];
+  }
+
+  /** Text of the final report this mapper has not emitted, then its citations (see `lastBatch`). */
+  #finalText(final: FinalReport): MappedEvent[] {
+    const out: MappedEvent[] = [];
+    if (final.text.length > this.#report.length) {
+      if (final.text.startsWith(this.#report)) {
+        const rest = final.text.slice(this.#report.length);
+        this.#report += rest;
+        out.push({ type: "text", delta: rest });
+      } else {
+        this.#options.logger.warn(
+          `${this.#dialect.provider}: the final report disagrees with the streamed text; kept the stream's`,
+        );
+      }
+    }
+    if (this.#inline) return [...out, ...this.#inlineCitations(true)];
+    for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
+    for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
+    this.#citations = Math.max(this.#citations, final.citations.length);
+    return out;
+  }
+
+  /** A terminal Response: what was not emitted yet (text, citations), usage, why it stopped, status. */
+  #terminal(
+    response: WireResponse,
+    fallback: JobStatus,
+    eventError?: { code?: string | null; message?: string | null; type?: string | null },
+  ): MappedEvent[] {
+    this.jobId ??= response.id;
+    const final = reportOf(response, this.#dialect);
+    for (const id of final.searchIds) this.#searches.add(id);
+    this.#fetchItems = Math.max(this.#fetchItems, final.fetches);
+    this.#sources.addAll(final.sources);
+    // The trail a live stream did not deliver (all of it when polled), before the report.
+    const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
+    this.#trail = Math.max(this.#trail, trail.items);
+    const out = [...trail.events, ...this.#finalText(final)];
+    const counted = this.#counted;
+    if (response.usage || counted.searches > 0 || counted.fetches > 0)
+      out.push({ type: "usage", usage: this.#dialect.usage(response.usage, counted) });
+
+    const status = statusOf[response.status ?? ""] ?? fallback;
+    if (status === "failed" && !this.#errorEmitted) {
+      const error = response.error ?? eventError;
+      const code = error?.code ?? error?.type ?? "failed";
+      const message = error?.message ?? "The response failed without a reason.";
+      out.push({
+        type: "error",
+        error: { code, message: `${this.#dialect.provider}: ${message}`, retryable: false },
+      });
+    }
+    if (status === "incomplete") {
+      const reason = response.incomplete_details?.reason ?? "unknown";
+      out.push({
+        type: "gap",
+        gap: {
+          kind: reason === "max_output_tokens" ? "budget-exhausted" : "interrupted",
+          detail: `The response stopped before it finished (${reason}); the report may be cut short.`,
+        },
+      });
+    }
+    this.#status = status;
+    out.push({ type: "status", status });
+    return out;
+  }
+}

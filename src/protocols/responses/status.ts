@@ -1,0 +1,54 @@
+/**
+ * Response statuses and terminal events of the Responses protocol, and what they mean
+ * for a Sonde job (and for a cancel).
+ */
+import { isTerminal, type JobStatus } from "../../events.js";
+import type { CancelOutcome } from "../../provider.js";
+
+/** British `cancelled`, as on the wire (both providers). */
+export const statusOf: Readonly<Record<string, JobStatus>> = {
+  queued: "queued",
+  in_progress: "running",
+  completed: "completed",
+  failed: "failed",
+  cancelled: "cancelled",
+  incomplete: "incomplete",
+};
+
+export function jobStatusOf(status: string | null | undefined): JobStatus {
+  return (status && statusOf[status]) || "running";
+}
+
+const terminalStatuses = new Set(["completed", "failed", "cancelled", "incomplete"]);
+
+/** `cancelling` (Perplexity's cancel ack) and `requires_action` are not terminal. */
+export function isTerminalWireStatus(status: string | null | undefined): boolean {
+  return typeof status === "string" && terminalStatuses.has(status);
+}
+
+/** The status each terminal lifecycle event ends the job with (when its Response is unreadable). */
+export const terminalOfEvent: Readonly<Record<string, JobStatus>> = {
+  "response.completed": "completed",
+  "response.failed": "failed",
+  "response.incomplete": "incomplete",
+  // Not in OpenAI's SDK union (webhooks have it); Perplexity lists it as a terminal.
+  "response.cancelled": "cancelled",
+};
+
+/** Stream events after which the server sends nothing more for this response. */
+export const terminalEventTypes: ReadonlySet<string> = new Set([...Object.keys(terminalOfEvent), "error"]);
+
+/** What a cancel achieved, from the status the job was seen in afterwards. */
+export function cancelOutcome(provider: string, status: JobStatus): CancelOutcome {
+  if (status === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
+  if (isTerminal(status))
+    return {
+      outcome: "already-terminal",
+      finalStatus: status,
+      detail: `The job had already ended (${status}) when the cancel arrived: it finished first.`,
+    };
+  return {
+    outcome: "pending",
+    detail: `${provider} took the cancel but the job is still ${status}; get() or attach the ref to see it stop.`,
+  };
+}

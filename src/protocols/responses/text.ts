@@ -1,0 +1,115 @@
+/**
+ * The report text and its citations. OpenAI cites by `url_citation` annotations whose
+ * indexes count code points of one content part; Perplexity cites by inline markers
+ * (`[web:N]`) that point at search results, which its dialect resolves (see dialect.ts).
+ * Either way a citation's offsets end up as UTF-16 offsets of the whole report.
+ */
+import type { Citation } from "../../events.js";
+import { codePointLength, OffsetCursor } from "../../text-offsets.js";
+import type { InlineCitations, ResponsesDialect } from "./dialect.js";
+import {
+  fetchedPagesOf,
+  parseItem,
+  searchResultsOf,
+  type WireAnnotation,
+  type WireResponse,
+  type WireSearchResult,
+} from "./wire.js";
+
+/** One `output_text` content part: where it starts in the report, and its text so far. */
+export class TextPart {
+  text = "";
+  codePoints = 0;
+  readonly cursor = new OffsetCursor("codepoint");
+  readonly pending: WireAnnotation[] = [];
+  constructor(readonly start: number) {}
+
+  append(delta: string): void {
+    this.text += delta;
+    this.codePoints += codePointLength(delta);
+  }
+
+  /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */
+  citation(annotation: WireAnnotation): Citation {
+    const citation: Citation = { url: annotation.url ?? "" };
+    if (annotation.title) citation.title = annotation.title;
+    if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
+      citation.startIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.start_index));
+      citation.endIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.end_index));
+    }
+    return citation;
+  }
+
+  /** Whether the text the annotation points into has arrived. */
+  covers(annotation: WireAnnotation): boolean {
+    return (annotation.end_index ?? 0) <= this.codePoints;
+  }
+}
+
+export const isUrlCitation = (annotation: WireAnnotation) =>
+  annotation.type === "url_citation" && typeof annotation.url === "string" && annotation.url.length > 0;
+
+/** Search results seen so far, by their integer id (unique within one response). */
+export class SourceIndex {
+  readonly #byId = new Map<number, WireSearchResult>();
+
+  add(results: readonly WireSearchResult[]): void {
+    for (const result of results) {
+      if (typeof result.id === "number" && !this.#byId.has(result.id)) this.#byId.set(result.id, result);
+    }
+  }
+
+  addAll(other: SourceIndex): void {
+    this.add([...other.#byId.values()]);
+  }
+
+  get(id: number): WireSearchResult | undefined {
+    return this.#byId.get(id);
+  }
+}
+
+/** The report a finished Response holds: all `output_text` parts, concatenated in order. */
+export interface FinalReport {
+  text: string;
+  citations: Citation[];
+  /** Keys of the searches its items show (`web_search_call` ids, `search_results` positions). */
+  searchIds: string[];
+  /** Pages its `fetch_url_results` items list. */
+  fetches: number;
+  sources: SourceIndex;
+}
+
+/** Key of a `search_results` item: its position, the same in the stream (`output_index`) and in `output`. */
+export const searchItemKey = (index: number | null | undefined) => `results#${index ?? "?"}`;
+
+/** The report of a Response object, with citations in UTF-16 offsets of that report. */
+export function reportOf(response: WireResponse, dialect: ResponsesDialect): FinalReport {
+  let text = "";
+  const annotated: Citation[] = [];
+  const searchIds: string[] = [];
+  const sources = new SourceIndex();
+  let fetches = 0;
+  for (const [index, raw] of (response.output ?? []).entries()) {
+    const item = parseItem(raw);
+    if (!item) continue;
+    if (item.type === "web_search_call") searchIds.push(item.id ?? `#${index}`);
+    if (item.type === "search_results") {
+      searchIds.push(searchItemKey(index));
+      sources.add(searchResultsOf(item.results));
+    }
+    if (item.type === "fetch_url_results") fetches += fetchedPagesOf(item.contents).length;
+    if (item.type !== "message") continue;
+    for (const content of item.content ?? []) {
+      if (content.type !== "output_text" || typeof content.text !== "string") continue;
+      const part = new TextPart(text.length);
+      part.append(content.text);
+      text += content.text;
+      for (const annotation of content.annotations ?? []) {
+        if (isUrlCitation(annotation)) annotated.push(part.citation(annotation));
+      }
+    }
+  }
+  const inline: InlineCitations | undefined = dialect.inlineCitations?.();
+  const citations = inline ? inline.scan(text, sources, true) : annotated;
+  return { text, citations, searchIds, fetches, sources };
+}

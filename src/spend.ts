@@ -1,0 +1,152 @@
+/**
+ * The spend cap (`budget.maxCostUSD`), in one place. A job feeds its meter every event it
+ * delivers; the meter keeps the running cost and says, once, when it crosses the cap. The
+ * running cost is the best of what is known: the provider's charge or the catalog estimate
+ * from the latest `usage` snapshot, raised by an estimate of the text and thinking streamed
+ * since (about four characters a token) and the searches seen, and a provider's own quote for the job (the hosted
+ * API's hold). The streamed estimate is a lower bound: reasoning an engine does not stream
+ * is not in it.
+ */
+import type { Pricing } from "../catalog/schema.js";
+import { emptyUsage, estimateCost } from "./cost.js";
+import type { Gap, ResearchEvent, Usage } from "./events.js";
+import type { CancelOutcome } from "./provider.js";
+
+/** The usual rule of thumb for English text; used only while an engine has not counted tokens itself. */
+const CHARS_PER_TOKEN = 4;
+
+export type SpendSource = "provider" | "estimate" | "streamed-estimate" | "quote";
+
+/** The moment the running cost went past the cap. */
+export interface CapCrossing {
+  maxCostUSD: number;
+  costUSD: number;
+  source: SpendSource;
+}
+
+/** Cents for dollar amounts, three significant digits below a dollar (caps of a few cents are common). */
+export const dollars = (value: number): string =>
+  `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toPrecision(3)}`;
+
+export class SpendMeter {
+  readonly maxCostUSD: number;
+  readonly #pricing: Pricing;
+  #usage: Usage = emptyUsage;
+  #textChars = 0;
+  #thinkingChars = 0;
+  // Search actions seen in the stream, for engines that count searches only at the end.
+  #searchesStarted = 0;
+  #searchesCompleted = 0;
+  #quoteUSD = 0;
+  #crossed = false;
+
+  constructor(maxCostUSD: number, pricing: Pricing) {
+    this.maxCostUSD = maxCostUSD;
+    this.#pricing = pricing;
+  }
+
+  /** Every event the job delivers (or replays on attach), in order. */
+  observe(event: ResearchEvent): void {
+    switch (event.type) {
+      case "usage":
+        this.#usage = event.usage;
+        break;
+      case "text":
+        this.#textChars += event.delta.length;
+        break;
+      case "thinking":
+        this.#thinkingChars += event.delta.length;
+        break;
+      case "search":
+        // An engine may report a search as started and completed, or only one of them.
+        if (event.action === "search" && event.state === "started") this.#searchesStarted++;
+        if (event.action === "search" && event.state === "completed") this.#searchesCompleted++;
+        break;
+      case "status":
+        if (event.reservedUSD !== undefined) this.#quoteUSD = Math.max(this.#quoteUSD, event.reservedUSD);
+        break;
+    }
+  }
+
+  /** Best current figure for what the job has cost (or, for a quote, will cost), and where it comes from. */
+  running(): { costUSD: number; source: SpendSource } {
+    const usage = this.#usage;
+    let best: { costUSD: number; source: SpendSource } = { costUSD: usage.costUSD, source: usage.costSource };
+    if (usage.costSource === "estimate") {
+      const streamed = estimateCost(
+        {
+          ...usage,
+          outputTokens: Math.max(usage.outputTokens, Math.ceil(this.#textChars / CHARS_PER_TOKEN)),
+          reasoningTokens: Math.max(usage.reasoningTokens, Math.ceil(this.#thinkingChars / CHARS_PER_TOKEN)),
+          searches: Math.max(usage.searches, this.#searchesStarted, this.#searchesCompleted),
+        },
+        this.#pricing,
+      );
+      if (streamed > best.costUSD) best = { costUSD: streamed, source: "streamed-estimate" };
+    }
+    if (this.#quoteUSD > best.costUSD) best = { costUSD: this.#quoteUSD, source: "quote" };
+    return best;
+  }
+
+  /** The crossing, the first time the running cost is above the cap; undefined otherwise (and ever after). */
+  crossing(): CapCrossing | undefined {
+    if (this.#crossed) return undefined;
+    const { costUSD, source } = this.running();
+    if (costUSD <= this.maxCostUSD) return undefined;
+    this.#crossed = true;
+    return { maxCostUSD: this.maxCostUSD, costUSD, source };
+  }
+
+  /**
+   * The usage to report last, when Sonde stopped the job: the provider's charge for the
+   * cancelled job when it gave one, else the running estimate when it is above the last
+   * snapshot. Undefined when the last delivered usage already says it.
+   */
+  finalUsage(charged: Usage | undefined): Usage | undefined {
+    if (charged?.costSource === "provider")
+      return { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
+    const { costUSD, source } = this.running();
+    if (source === "streamed-estimate" && costUSD > this.#usage.costUSD)
+      return { ...this.#usage, costUSD, costSource: "estimate" };
+    return undefined;
+  }
+}
+
+function described(crossing: CapCrossing): string {
+  const what =
+    crossing.source === "provider"
+      ? "as the provider charged it"
+      : crossing.source === "quote"
+        ? "as the provider quoted it when it accepted the job"
+        : crossing.source === "streamed-estimate"
+          ? "estimated from catalog prices and the text streamed so far"
+          : "estimated from catalog prices and the reported usage";
+  return `The spend cap of ${dollars(crossing.maxCostUSD)} was crossed (${dollars(crossing.costUSD)}, ${what})`;
+}
+
+/** The `cost-cap` gap that ends a capped job, saying honestly whether the spend stopped. */
+export function capGap(crossing: CapCrossing, outcome: CancelOutcome | { failed: string }): Gap {
+  const head = described(crossing);
+  if ("failed" in outcome)
+    return {
+      kind: "cost-cap",
+      detail: `${head}. Sonde asked the provider to cancel, but the cancel failed (${outcome.failed}): the job may still be running, and billing. The report is partial.`,
+    };
+  switch (outcome.outcome) {
+    case "cancelled":
+      return {
+        kind: "cost-cap",
+        detail: `${head}: Sonde cancelled the job server-side. The report is partial.`,
+      };
+    case "transport-only":
+      return {
+        kind: "cost-cap",
+        detail: `${head}. ${outcome.detail ?? "This engine cannot be stopped server-side, so Sonde closed the connection."} Billing may continue; the report is partial.`,
+      };
+    default:
+      return {
+        kind: "cost-cap",
+        detail: `${head}: Sonde asked the provider to cancel; it had not confirmed when the stream was closed (${outcome.detail ?? "no detail"}). The report is partial.`,
+      };
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Side-by-side bench (`npm run bench`): Sonde against the floor — the same bytes through
+ * fetch + eventsource-parser + JSON.parse + concatenating deltas — on the same transcripts
+ * served over loopback, each run in a fresh process, alternating SDK and floor. Prints
+ * medians and SDK/floor throughput ratios (≥ 1 means as fast as the floor), the Perplexity
+ * citation path against the same stream without citations, cold import, and retained
+ * memory at 1,000,000 deltas.
+ *
+ * Env: BENCH_DELTAS (100000), BENCH_RUNS (5), BENCH_MEMORY_DELTAS (1000000; 0 skips).
+ */
+import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { engines } from "./transcripts.mjs";
+
+const run = promisify(execFile);
+const here = fileURLToPath(new URL(".", import.meta.url));
+const DELTAS = Number(process.env.BENCH_DELTAS ?? 100_000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const MEMORY_DELTAS = Number(process.env.BENCH_MEMORY_DELTAS ?? 1_000_000);
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** Serves one engine's transcript for whatever it is asked (POST submits and stream GETs). */
+async function serve(body) {
+  const bytes = Buffer.from(body);
+  const server = createServer(async (request, response) => {
+    for await (const _ of request);
+    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    response.end(bytes);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+async function once(mode, engine, url, extra = []) {
+  const args = [...extra, `${here}run-one.mjs`, mode, engine, url];
+  if (extra.includes("--expose-gc")) args.push("--memory");
+  const { stdout } = await run(process.execPath, args, { maxBuffer: 1 << 20 });
+  return JSON.parse(stdout.trim().split("\n").at(-1));
+}
+
+async function sideBySide(engine, deltas = DELTAS) {
+  const { body, report } = engines[engine].transcript(deltas);
+  const server = await serve(body);
+  const times = { sdk: [], floor: [] };
+  const imports = [];
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      // Alternate which goes first, so drift on a shared machine hits both alike.
+      for (const mode of i % 2 ? ["floor", "sdk"] : ["sdk", "floor"]) {
+        const line = await once(mode, engine, server.url);
+        if (line.chars !== report.length)
+          throw new Error(`${mode} ${engine}: report of ${line.chars}, expected ${report.length}`);
+        times[mode].push(line.ms);
+        if (line.importMs !== undefined) imports.push(line.importMs);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  return { sdk: median(times.sdk), floor: median(times.floor), importMs: median(imports) };
+}
+
+const rows = [];
+const importTimes = [];
+for (const engine of ["openai", "gemini", "openrouter"]) {
+  const { sdk, floor, importMs } = await sideBySide(engine);
+  importTimes.push(importMs);
+  rows.push({
+    engine,
+    deltas: DELTAS,
+    "sdk ms": sdk.toFixed(0),
+    "floor ms": floor.toFixed(0),
+    "sdk/floor speed": (floor / sdk).toFixed(2),
+  });
+}
+console.log(`\nStreaming, median of ${RUNS} fresh-process runs each (speed ≥ 0.90 is the target):`);
+console.table(rows);
+
+const citationDeltas = DELTAS * 2;
+const cited = await sideBySide("perplexity-citations", citationDeltas);
+const plain = await sideBySide("perplexity-plain", citationDeltas);
+console.log(
+  `\nPerplexity-style unpositioned citations over OpenRouter, ${citationDeltas} deltas (target ≤ 1.20×):`,
+);
+console.table([
+  { transcript: "with citations", "sdk ms": cited.sdk.toFixed(0) },
+  { transcript: "without", "sdk ms": plain.sdk.toFixed(0) },
+  { transcript: "ratio", "sdk ms": (cited.sdk / plain.sdk).toFixed(2) },
+]);
+console.log(
+  `\nCold import("sonde") (dist), median over ${importTimes.length * RUNS} fresh processes: ${median(importTimes).toFixed(1)} ms (target < 50)`,
+);
+
+if (MEMORY_DELTAS > 0) {
+  const memory = [];
+  for (const engine of ["openai", "gemini", "openrouter"]) {
+    const { body } = engines[engine].transcript(MEMORY_DELTAS);
+    const server = await serve(body);
+    try {
+      const line = await once("sdk", engine, server.url, ["--expose-gc", "--max-old-space-size=4096"]);
+      const over = (line.retainedBytes - line.reportBytes) / 2 ** 20;
+      memory.push({
+        engine,
+        deltas: MEMORY_DELTAS,
+        "report MB": (line.reportBytes / 2 ** 20).toFixed(1),
+        "retained MB": (line.retainedBytes / 2 ** 20).toFixed(1),
+        "over report MB": over.toFixed(1),
+        "≤ 20 MB": over <= 20 ? "yes" : "NO",
+      });
+    } finally {
+      await server.close();
+    }
+  }
+  console.log("\nHeap retained after GC with the finished job's result held:");
+  console.table(memory);
+}

@@ -1,0 +1,66 @@
+/**
+ * One measured run in a fresh process: `node run-one.mjs <sdk|floor> <engine> <url> [--memory]`.
+ * Prints one JSON line: stream time (request to last delta), report length, and with
+ * `--memory` (run under --expose-gc) the heap retained after GC while the result is held.
+ */
+import { createParser } from "eventsource-parser";
+import { engines, floorDelta } from "./transcripts.mjs";
+
+const [mode, engine, url, flag] = process.argv.slice(2);
+const spec = engines[engine];
+const memory = flag === "--memory";
+
+function heap() {
+  globalThis.gc();
+  globalThis.gc();
+  return process.memoryUsage().heapUsed;
+}
+
+/** The floor: fetch, eventsource-parser fed per network read, JSON.parse, concatenated deltas. */
+async function floor() {
+  const response = await fetch(`${url}${spec.path}`, {
+    method: "POST",
+    body: "{}",
+    headers: { "content-type": "application/json" },
+  });
+  let report = "";
+  const parser = createParser({
+    onEvent(message) {
+      if (message.data === "[DONE]") return;
+      const delta = floorDelta(engine, JSON.parse(message.data));
+      if (typeof delta === "string") report += delta;
+    },
+  });
+  const decoder = new TextDecoder();
+  const reader = response.body.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read())
+    parser.feed(decoder.decode(read.value, { stream: true }));
+  return { report };
+}
+
+// Cold import, timed; before the memory baseline, so code is not counted as retained data.
+const importStarted = performance.now();
+const sonde = mode === "sdk" ? await import("../../dist/index.js") : undefined;
+const importMs = mode === "sdk" ? performance.now() - importStarted : undefined;
+
+async function sdk() {
+  const { Sonde } = sonde;
+  // Before the OpenAI deep-research models retired (2026-07-23), as the OpenAI tests run them.
+  const client = new Sonde({ ...spec.settings(url), env: {}, clock: () => new Date("2026-06-01T00:00:00Z") });
+  const job = client.research.start({ model: spec.model, query: "bench" });
+  const result = await job.result();
+  return { report: result.report, result };
+}
+
+const base = memory ? heap() : 0;
+const started = performance.now();
+const outcome = mode === "sdk" ? await sdk() : await floor();
+const ms = performance.now() - started;
+const line = { mode, engine, ms, chars: outcome.report.length, importMs };
+if (memory) {
+  const held = outcome.result ?? outcome;
+  line.retainedBytes = heap() - base;
+  // A flat string costs 1 byte per character when all are Latin-1, else 2.
+  line.reportBytes = /[^\u0000-\u00ff]/.test(held.report) ? held.report.length * 2 : held.report.length;
+}
+console.log(JSON.stringify(line));

@@ -1,0 +1,79 @@
+/**
+ * The spend cap on Gemini, which reports no cost: the running estimate from the streamed
+ * text crosses the cap mid-stream, Sonde POSTs the cancel once, and the job ends
+ * `incomplete` with a `cost-cap` gap, the partial report and its estimated cost.
+ */
+import { HttpResponse } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import {
+  blocks,
+  client,
+  collect,
+  fixture,
+  fixtureJson,
+  geminiServer,
+  reportOf,
+  running,
+  sseResponse,
+} from "./helpers.js";
+
+const server = setupServer();
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+afterEach(() => server.resetHandlers());
+afterAll(() => server.close());
+
+const research = fixture("research.sse");
+const stored = fixtureJson("research.interaction.json");
+const model = "gemini:deep-research-preview-04-2026";
+
+it("crossing the cap mid-stream cancels once and keeps the partial report", async () => {
+  const all = blocks(research);
+  const beforeEnd = all.filter((block) => !block.includes("interaction.completed"));
+  let close!: () => void;
+  const { handlers, requests } = geminiServer({
+    create: () => {
+      const stream = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(beforeEnd.join("")));
+          // The interaction keeps running (and billing) until it is cancelled.
+          close = () => {
+            try {
+              controller.close();
+            } catch {
+              // Already closed by the client's disconnect.
+            }
+          };
+        },
+      });
+      return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
+    },
+    cancel: () => {
+      setTimeout(() => close(), 1);
+      return HttpResponse.json({ ...running(stored), status: "cancelled" });
+    },
+  });
+  server.use(...handlers);
+  // Estimated from catalog prices: two searches ($14 per 1,000) and ~220 characters of
+  // thought summaries ($12 per M output tokens) come to ~$0.0287; the ~220 characters of
+  // report add ~$0.0007, so the cap is crossed part-way through the report.
+  const cap = 0.029;
+  const job = client().research.start({ model, query: "q", budget: { maxCostUSD: cap } });
+  const events = await collect(job);
+  expect(requests.filter((r) => r.url.pathname.endsWith("/cancel"))).toHaveLength(1);
+  expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
+  const result = await job.result();
+  expect(result.status).toBe("incomplete");
+  expect(result.gaps).toEqual([
+    { kind: "cost-cap", detail: expect.stringMatching(/cancelled the job server-side/) },
+  ]);
+  expect(result.report.length).toBeGreaterThan(0);
+  expect(reportOf(events)).toBe(result.report);
+  // A prefix of what the uncapped job would have reported.
+  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  const whole = (await client().research.start({ model, query: "q" }).result()).report;
+  expect(result.report.length).toBeLessThan(whole.length);
+  expect(whole.startsWith(result.report)).toBe(true);
+  expect(result.usage.costUSD).toBeGreaterThanOrEqual(cap);
+  expect(result.usage.costSource).toBe("estimate");
+});
