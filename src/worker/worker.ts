@@ -127,6 +127,10 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }
 
     let seq = await redis.xlen(events.keys(id).events);
+    // A worker that died after storing the job's `done` but before its result: the attach
+    // produces `done` again (it is not a provider event the ref's cursor covers); store it once.
+    const [last] = await redis.xrevrange(events.keys(id).events, "+", "-", "COUNT", 1);
+    const doneStored = last !== undefined && (JSON.parse(last[1][1]!) as ResearchEvent).type === "done";
     const unsettled: ResearchEvent[] = [];
     let progressed = false;
     const pollOnly = resolved.modelInfo.capabilities?.pollOnly === true;
@@ -143,6 +147,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }, setup.cancelPollMs ?? 500);
     try {
       for await (const event of job) {
+        if (doneStored) continue;
         // A retryable failure ends this attach, not the job: its error and `done` are stored
         // only if the job turns out to be over.
         if (

@@ -55,6 +55,14 @@ describe("sonde/worker", () => {
         queue.enqueue({ model: DEMO, query: "other" }, { idempotencyKey: "job-0" }),
       ).rejects.toSatisfy((e: unknown) => IdempotencyConflictError.isInstance(e));
       await until(async () => (await Promise.all(handles.map((h) => queue.result(h.id)))).every(Boolean));
+      // A worker that died after storing `done` but before the result: the next run stores
+      // the result and no second `done`.
+      const db = redis.client();
+      const first = handles[0]!.id;
+      await db.del(`${prefix}result:{${first}}`);
+      await db.hset(`${prefix}job:{${first}}`, "status", "running");
+      await queue.queue.add("wake", { id: first }, { jobId: `${first}-wake-9` });
+      await until(async () => (await queue.result(first)) !== undefined);
       for (const [i, handle] of handles.entries()) {
         const result = (await queue.result(handle.id))!;
         // Byte-identical to the same job run directly, without a queue.
