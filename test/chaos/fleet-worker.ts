@@ -4,6 +4,7 @@
  * loopback fake, driving the queue until it is SIGKILLed.
  */
 import { Redis } from "ioredis";
+import type { JobStore } from "../../providers/portable/index.js";
 import { Sonde } from "../../src/index.js";
 import { createRedisStore } from "../../src/redis/index.js";
 import { createResearchWorker } from "../../src/worker/index.js";
@@ -11,10 +12,23 @@ import { createResearchWorker } from "../../src/worker/index.js";
 const env = process.env as Record<string, string>;
 const redis = new Redis({ host: "127.0.0.1", port: Number(env.REDIS_PORT), maxRetriesPerRequest: null });
 const prefix = env.PREFIX!;
+const store = createRedisStore(redis, { prefix });
+// Counts calls sent again although their outcome was stored (a repeated receipted call): an
+// intent written over a finished receipt. The test expects none.
+const watched: JobStore = {
+  ...store,
+  async putReceipt(jobId, receipt, fence) {
+    if (receipt.status === "intent") {
+      const earlier = (await store.readReceipts(jobId)).find((r) => r.key === receipt.key);
+      if (earlier && earlier.status !== "intent" && !earlier.repeat) await redis.incr(`${prefix}violations`);
+    }
+    return store.putReceipt(jobId, receipt, fence);
+  },
+};
 const client = new Sonde({
   env: {},
   hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: env.HOSTED_URL! },
-  portable: { store: createRedisStore(redis, { prefix }), leaseMs: 1_000 },
+  portable: { store: watched, leaseMs: 1_000 },
   retry: { attempts: 50, minDelayMs: 30, maxDelayMs: 120 },
 });
 createResearchWorker({

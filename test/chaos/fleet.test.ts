@@ -3,7 +3,7 @@
  * processes on one real Redis drive portable demo jobs and jobs on a loopback fake of the
  * hosted API while a worker is SIGKILLed every ~2 s (and restarted), and Redis itself is
  * killed and restarted mid-run (append-only file, fsync always). Every job must end exactly
- * once with the report of an uninterrupted run (or, for a hosted job whose worker was killed
+ * once with the report of an uninterrupted run and no receipted portable call sent again (or, for a hosted job whose worker was killed
  * between its invoke and storing its ref, as `indeterminate`), no hosted job may be invoked
  * twice, and the hosted limit of one job in flight must hold across the fleet.
  */
@@ -215,6 +215,8 @@ describe("fleet chaos", () => {
       }
     }
     console.log(`fleet chaos: ${indeterminate} hosted jobs indeterminate (killed between invoke and ref)`);
+    // No portable call was sent again once its outcome was stored.
+    expect(Number((await redis.client().get(`${prefix}violations`)) ?? 0)).toBe(0);
     // Any hosted job invoked was invoked once.
     expect([...hosted.invokes.values()].every((n) => n === 1)).toBe(true);
     expect(hosted.maxInFlight()).toBe(1);
