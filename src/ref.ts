@@ -129,5 +129,6 @@ export function parseRef(input: unknown): JobRef {
     const field = issue.path.length ? issue.path.join(".") : "(root)";
     throw invalid(field, issue.message);
   }
-  return parsed.data;
+  // Exactly what it will be after the next save and load (-0 becomes 0, undefined goes).
+  return JSON.parse(JSON.stringify(parsed.data)) as JobRef;
 }

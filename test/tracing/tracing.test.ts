@@ -174,7 +174,8 @@ describe("sonde/tracing", () => {
   });
 
   it("a cancelled job: a cancel event with its outcome, status cancelled, not an error", async () => {
-    mockResearch("word ".repeat(400), { delayMs: 1, chunkSize: 10 }).always().register();
+    // Long enough (about 2 s of mock work) that the cancel wins on a loaded machine too.
+    mockResearch("word ".repeat(2000), { delayMs: 2, chunkSize: 10 }).always().register();
     const client = new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {}, telemetry });
     const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "q" });
     for await (const event of job) if (event.type === "text") await job.cancel();
@@ -187,7 +188,7 @@ describe("sonde/tracing", () => {
   });
 
   it("a job stopped at its spend cap: cancel by cost-cap and the cap as span events, status incomplete", async () => {
-    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
     const client = new Sonde({ env: {}, telemetry });
     const result = await client.research
       .start({ model: "gemini:deep-research-preview-04-2026", query: "q", budget: { maxCostUSD: 0.001 } })
