@@ -7,7 +7,7 @@ import type { ModelInfo } from "./schema.js";
  * The spec states no per-token or per-search price, so pricing is `verified: false`.
  */
 const pricingNotes =
-  "Not in gemini-interactions.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). No cost is returned by the API.";
+  "Not in gemini-interactions.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). Cached prompt tokens (usage.total_cached_tokens): $0.20 per M, the Gemini 3.1 Pro context-caching rate up to 200k prompt tokens, from third-party listings citing ai.google.dev/gemini-api/docs/pricing (cloudprice.net, techjacksolutions.com), unconfirmed; cache storage is not modelled. No cost is returned by the API.";
 
 export const gemini: ModelInfo[] = [
   // Agent id, background-only, stream/resume/cancel, previous_interaction_id, 60-min cap and 65,536 output tokens (G12) from gemini-interactions.md §2, §3, §8.
@@ -29,6 +29,7 @@ export const gemini: ModelInfo[] = [
     limits: { maxDurationMs: 3_600_000, maxOutputTokens: 65_536 },
     pricing: {
       inputPerM: 2,
+      cachedInputPerM: 0.2,
       outputPerM: 12,
       perThousandSearches: 14,
       typicalJobUSD: {
@@ -63,6 +64,7 @@ export const gemini: ModelInfo[] = [
     limits: { maxDurationMs: 3_600_000 },
     pricing: {
       inputPerM: 2,
+      cachedInputPerM: 0.2,
       outputPerM: 12,
       perThousandSearches: 14,
       typicalJobUSD: {

@@ -30,7 +30,7 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue; not in shared/providers and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here.",
+        "From the project's issue; not in shared/providers and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here, and no cached-input rate for the Pro model (none is set: cached tokens are priced as input).",
     },
     lifecycle: { stage: "ga" },
   },
@@ -52,11 +52,12 @@ export const openai: ModelInfo[] = [
     limits: { maxDurationMs: 3_600_000 },
     pricing: {
       inputPerM: 10,
+      cachedInputPerM: 2.5,
       outputPerM: 40,
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. The $2.50 cached-input rate (input_tokens_details.cached_tokens) follows OpenAI's o3 pricing and is unconfirmed for this model. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o3-deep-research-2025-06-26"],
@@ -79,11 +80,12 @@ export const openai: ModelInfo[] = [
     limits: { maxDurationMs: 3_600_000 },
     pricing: {
       inputPerM: 2,
+      cachedInputPerM: 0.5,
       outputPerM: 8,
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+        "From the project's issue and the openrouter.ai model page. OpenAI's model page (developers.openai.com/api/docs/models/o4-mini-deep-research) lists $2 input, $0.50 cached input and $8 output per M; the per-search price is not confirmed there, so the block stays unverified. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o4-mini-deep-research-2025-06-26"],

@@ -46,9 +46,17 @@ export const perplexity: ModelInfo[] = [
     capabilities,
     // The spec publishes no run limit for background runs (§5); the hour matches the other engines.
     limits: { maxDurationMs: 3_600_000 },
-    pricing: presetPricing(
-      "One observed medium run cost $0.01599; runs of ≈ $0.016–0.05 are quoted (P6, unconfirmed).",
-    ),
+    pricing: {
+      ...presetPricing(
+        "One observed medium run cost $0.01599; runs of ≈ $0.016–0.05 are quoted (P6, unconfirmed).",
+      ),
+      typicalJobUSD: {
+        low: 0.016,
+        high: 0.05,
+        verified: false,
+        basis: "Quoted per medium run in perplexity-agent.md §13 (P6); one observed run cost $0.01599.",
+      },
+    },
     lifecycle: { stage: "ga" },
     aliases: ["deep-research"],
   },
@@ -61,7 +69,16 @@ export const perplexity: ModelInfo[] = [
       "The costlier, deeper preset of the Agent API (formerly advanced-deep-research), run like perplexity:medium.",
     capabilities,
     limits: { maxDurationMs: 3_600_000 },
-    pricing: presetPricing("Runs of up to ≈ $0.4–0.9 are quoted (P6, unconfirmed)."),
+    pricing: {
+      ...presetPricing("Runs of up to ≈ $0.4–0.9 are quoted (P6, unconfirmed)."),
+      // The source gives only "up to ≈ $0.4–0.9": the range is its upper band, not a floor.
+      typicalJobUSD: {
+        low: 0.4,
+        high: 0.9,
+        verified: false,
+        basis: "Quoted as the upper band of high runs in perplexity-agent.md §13 (P6), unconfirmed.",
+      },
+    },
     lifecycle: { stage: "ga" },
     aliases: ["advanced-deep-research"],
   },

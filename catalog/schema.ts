@@ -24,6 +24,8 @@ export type Capabilities = z.infer<typeof Capabilities>;
 /** USD prices. `verified: false` marks figures not confirmed from the provider's own pages. */
 export const Pricing = z.strictObject({
   inputPerM: z.number().nonnegative(),
+  /** Input tokens read from the provider's prompt cache, where it prices them apart. */
+  cachedInputPerM: z.number().nonnegative().optional(),
   outputPerM: z.number().nonnegative(),
   reasoningPerM: z.number().nonnegative().optional(),
   internalReasoningPerM: z.number().nonnegative().optional(),

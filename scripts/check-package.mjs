@@ -29,6 +29,8 @@ for (const [entry, peer] of Object.entries(optionalPeerEntries)) {
     fail(
       `${entry} needs ${peer}: declare it in peerDependencies and mark it optional in peerDependenciesMeta`,
     );
+  if (!pkg.devDependencies?.[peer])
+    fail(`${entry} needs ${peer}: pin it in devDependencies, the version checked here`);
 }
 
 const work = mkdtempSync(join(tmpdir(), "sonde-pack-"));

@@ -73,6 +73,11 @@ export interface SondeOptions {
   telemetry?: SondeTelemetry;
   /** Where keys come from when not passed. @defaultValue process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Your application's owner of the jobs this client starts (a tenant or user id), written
+   * into refs; refs of another owner are refused. A call's `{ owner }` overrides it.
+   */
+  owner?: string;
 }
 
 const envKeys: Record<Exclude<ProviderName, "portable">, string[]> = {
@@ -128,6 +133,7 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
+        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {
@@ -151,6 +157,7 @@ export class Sonde {
       clock,
       contextFor: (p) => this.#contexts.get(p)!,
       telemetry: options.telemetry,
+      owner: options.owner,
     });
   }
 

@@ -23,6 +23,7 @@ export function mergeUsage(previous: Usage, report: UsageReport, pricing: Pricin
   const next: Usage = { ...previous };
   for (const key of [
     "inputTokens",
+    "cachedInputTokens",
     "outputTokens",
     "reasoningTokens",
     "internalReasoningTokens",
@@ -46,14 +47,17 @@ export function mergeUsage(previous: Usage, report: UsageReport, pricing: Pricin
 
 /**
  * Catalog-price estimate in USD. Token counts are disjoint: `outputTokens` excludes
- * reasoning, so each dimension is priced once. Reasoning falls back to the output
+ * reasoning, so each dimension is priced once. Cached input (a part of `inputTokens`) is
+ * priced at `cachedInputPerM` where the catalog has one. Reasoning falls back to the output
  * price; searches beyond `freeSearches` are charged per thousand; `perRequest` once.
  */
 export function estimateCost(usage: Omit<Usage, "costUSD" | "costSource">, pricing: Pricing): number {
   const perM = (tokens: number, price: number) => (tokens * price) / 1_000_000;
   const billableSearches = Math.max(0, usage.searches - (pricing.freeSearches ?? 0));
+  const cached = Math.min(usage.inputTokens, usage.cachedInputTokens ?? 0);
   const cost =
-    perM(usage.inputTokens, pricing.inputPerM) +
+    perM(usage.inputTokens - cached, pricing.inputPerM) +
+    perM(cached, pricing.cachedInputPerM ?? pricing.inputPerM) +
     perM(usage.outputTokens, pricing.outputPerM) +
     perM(usage.reasoningTokens, pricing.reasoningPerM ?? pricing.outputPerM) +
     perM(

@@ -48,6 +48,8 @@ export type Citation = z.infer<typeof Citation>;
  */
 export const Usage = z.object({
   inputTokens: z.number().nonnegative(),
+  /** Of `inputTokens`, those the provider read from its prompt cache (priced at the cached rate). */
+  cachedInputTokens: z.number().nonnegative().optional(),
   outputTokens: z.number().nonnegative(),
   reasoningTokens: z.number().nonnegative(),
   internalReasoningTokens: z.number().nonnegative(),

@@ -34,6 +34,6 @@ export {
   type UsageReport,
   type WireEvent,
 } from "./provider.js";
-export { JobRef, parseRef } from "./ref.js";
+export { JobRef, parseRef, refLimits } from "./ref.js";
 export { type RequestOption, ResearchRequest, type ToolSpec } from "./request.js";
-export type { AttachOptions, ResearchNamespace } from "./research.js";
+export type { AttachOptions, RefCallOptions, ResearchNamespace, StartOptions } from "./research.js";

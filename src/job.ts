@@ -18,7 +18,6 @@ import {
   type JobStatus,
   type ProviderName,
   type ResearchEvent,
-  type UnsequencedEvent,
   type Usage,
 } from "./events.js";
 import { type JobObserver, notify } from "./observe.js";
@@ -87,6 +86,8 @@ export interface JobInit {
   signal?: AbortSignal | undefined;
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
+  /** The ref's credential and owner binding for this job id (see ref-binding.ts). */
+  bind?: (jobId: string) => Pick<JobRef, "credential" | "owner">;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
   /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
   maxCostUSD?: number | undefined;
@@ -215,6 +216,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
       ...(this.#deadlineAt && { deadlineAt: this.#deadlineAt }),
+      ...this.#init.bind?.(this.#id),
       resume: this.#session.resumeState(),
     };
   }
@@ -457,9 +459,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /**
    * Past the spend cap: ask the provider to cancel (once), then stop the stream so the job
-   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on.
+   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on; a job
+   * that is already over is only logged.
    */
   async #stopAtCap(crossing: CapCrossing): Promise<void> {
+    if (this.#terminal) {
+      // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
+      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
+      return;
+    }
     let outcome: CancelOutcome;
     let gap: Gap;
     try {
@@ -526,12 +534,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               yield this.#number(event);
             }
             if (wire.cursor !== undefined) cursor = wire.cursor;
-            if (this.#terminal) break;
             const crossing = this.#spend?.crossing();
             if (crossing) {
               await this.#stopAtCap(crossing);
               if (signal.aborted) throw signal.reason;
             }
+            if (this.#terminal) break;
           }
         } catch (error) {
           // A drop after progress: reopen from the cursor with a fresh retry budget.

@@ -31,6 +31,8 @@ export interface RetryPolicy {
 export interface ProviderSettings {
   apiKey?: string;
   baseURL?: string;
+  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
+  previousApiKeys?: string[];
   [option: string]: unknown;
 }
 

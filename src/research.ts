@@ -14,12 +14,28 @@ import type {
   ResolvedRequest,
 } from "./provider.js";
 import { redact } from "./redact.js";
-import { type JobRef, parseRef } from "./ref.js";
+import { type JobRef, parseRef, refLimits } from "./ref.js";
+import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
 import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
-export interface AttachOptions {
+/** Options of a call that reads or cancels a job by its ref. */
+export interface RefCallOptions {
+  /**
+   * The owner (tenant or user id) this call acts for; the ref must carry the same.
+   * @defaultValue the client's `owner` option
+   */
+  owner?: string;
+}
+
+/** Options of `research.start`. */
+export interface StartOptions {
+  /** The owner (tenant or user id) written into the job's refs. @defaultValue the client's `owner` option */
+  owner?: string;
+}
+
+export interface AttachOptions extends RefCallOptions {
   signal?: AbortSignal;
   /** A spend cap for the attached job (refs do not carry one): see "Controlling spend" in the README. */
   maxCostUSD?: number;
@@ -39,16 +55,19 @@ const envNames: Partial<Record<ProviderName, string>> = {
 export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
+  readonly #owner: string | undefined;
   readonly #telemetry: SondeTelemetry | undefined;
 
   /** @internal */
   constructor(options: {
     clock: () => Date;
     contextFor: (provider: ProviderName) => ProviderContext;
+    owner?: string | undefined;
     telemetry?: SondeTelemetry | undefined;
   }) {
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
+    this.#owner = checkOwner(options.owner, "the client's owner option");
     this.#telemetry = options.telemetry;
   }
 
@@ -68,9 +87,10 @@ export class ResearchNamespace {
    * starts when the job is iterated or `result()` is awaited. Throws the typed
    * validation errors synchronously, before any request is sent.
    */
-  start(request: ResearchRequest): ResearchJob {
+  start(request: ResearchRequest, options: StartOptions = {}): ResearchJob {
     const resolved = this.#resolve(request);
     const context = this.#contextFor(resolved.provider);
+    const identity = this.#identity(context, options.owner);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireKey(resolved.provider, context);
@@ -98,7 +118,8 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      cancel: (ref) => this.cancel(ref),
+      bind: (jobId) => bindRef(identity, jobId),
+      cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
 
@@ -111,6 +132,8 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
     const mocked = mockHook()?.attach(parsed);
     if (!mocked) this.#requireKey(parsed.provider, context);
     const session = mocked ?? this.#adapter(parsed.provider).attach(parsed, context);
@@ -144,17 +167,19 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      cancel: (r) => this.cancel(r),
+      bind: (jobId) => bindRef(identity, jobId),
+      cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | unknown): Promise<JobSnapshot> {
+  async get(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<JobSnapshot> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
+    const context = this.#contextFor(parsed.provider);
+    checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
-    const context = this.#contextFor(parsed.provider);
     this.#requireKey(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider).get(parsed, context);
     const { usage, ...rest } = snapshot;
@@ -162,12 +187,13 @@ export class ResearchNamespace {
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | unknown): Promise<CancelOutcome> {
+  async cancel(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
+    const context = this.#contextFor(parsed.provider);
+    checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
-    const context = this.#contextFor(parsed.provider);
     this.#requireKey(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider).cancel(parsed, context);
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
@@ -181,8 +207,8 @@ export class ResearchNamespace {
   /**
    * What the catalog knows about the request's cost, before anything is sent: the price
    * dimensions, a typical range where one was published (else `"unknown"`), any hold the
-   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates like
-   * `start`, but needs no API key.
+   * provider takes, and how a `budget.maxCostUSD` cap can act on this model. Validates the
+   * request like `start`, but needs no API key: nothing is sent.
    */
   estimate(request: ResearchRequest): CostEstimate {
     return estimateOf(this.#resolve(request));
@@ -206,6 +232,15 @@ export class ResearchNamespace {
       adapterFor: (provider) => adapters[provider],
       contextFor: (provider) => this.#contextFor(provider),
     });
+  }
+
+  #identity(context: ProviderContext, owner: string | undefined): RefIdentity {
+    return {
+      provider: context.provider,
+      apiKey: context.settings.apiKey,
+      previousApiKeys: context.settings.previousApiKeys ?? [],
+      owner: owner === undefined ? this.#owner : checkOwner(owner, "the call's owner option"),
+    };
   }
 
   #adapter(provider: ProviderName): ResearchAdapter {
@@ -235,4 +270,14 @@ export class ResearchNamespace {
       );
     }
   }
+}
+
+/** An owner is a short non-empty string (it goes into every ref). */
+function checkOwner(owner: unknown, where: string): string | undefined {
+  if (owner === undefined) return undefined;
+  if (typeof owner !== "string" || owner.length === 0 || owner.length > refLimits.owner)
+    throw new InvalidRequestError(
+      `${where} must be a non-empty string of at most ${refLimits.owner} characters (a tenant or user id).`,
+    );
+  return owner;
 }

@@ -3,7 +3,7 @@
  * delivers; the meter keeps the running cost and says, once, when it crosses the cap. The
  * running cost is the best of what is known: the provider's charge or the catalog estimate
  * from the latest `usage` snapshot, raised by an estimate of the text and thinking streamed
- * since (about four characters a token), and a provider's own quote for the job (the hosted
+ * since (about four characters a token) and the searches seen, and a provider's own quote for the job (the hosted
  * API's hold). The streamed estimate is a lower bound: reasoning an engine does not stream
  * is not in it.
  */
@@ -34,6 +34,9 @@ export class SpendMeter {
   #usage: Usage = emptyUsage;
   #textChars = 0;
   #thinkingChars = 0;
+  // Search actions seen in the stream, for engines that count searches only at the end.
+  #searchesStarted = 0;
+  #searchesCompleted = 0;
   #quoteUSD = 0;
   #crossed = false;
 
@@ -54,6 +57,11 @@ export class SpendMeter {
       case "thinking":
         this.#thinkingChars += event.delta.length;
         break;
+      case "search":
+        // An engine may report a search as started and completed, or only one of them.
+        if (event.action === "search" && event.state === "started") this.#searchesStarted++;
+        if (event.action === "search" && event.state === "completed") this.#searchesCompleted++;
+        break;
       case "status":
         if (event.reservedUSD !== undefined) this.#quoteUSD = Math.max(this.#quoteUSD, event.reservedUSD);
         break;
@@ -70,6 +78,7 @@ export class SpendMeter {
           ...usage,
           outputTokens: Math.max(usage.outputTokens, Math.ceil(this.#textChars / CHARS_PER_TOKEN)),
           reasoningTokens: Math.max(usage.reasoningTokens, Math.ceil(this.#thinkingChars / CHARS_PER_TOKEN)),
+          searches: Math.max(usage.searches, this.#searchesStarted, this.#searchesCompleted),
         },
         this.#pricing,
       );

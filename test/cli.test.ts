@@ -25,8 +25,35 @@ describe("sonde CLI", () => {
     const t = io();
     expect(await run(["models", "--provider", "openai"], t.io, client())).toBe(0);
     expect(t.out()).toMatch(/openai:gpt-5\.5-pro\s+ga/);
-    expect(t.out()).toMatch(/openai:o3-deep-research\s+retired until 2026-07-23/);
+    expect(t.out()).toMatch(/openai:o3-deep-research\s+retired since 2026-07-23/);
     expect(t.out()).not.toMatch(/gemini:/);
+  });
+
+  it("models shows the hosted hold and markup instead of token rates, and cached-input prices", async () => {
+    const t = io();
+    expect(await run(["models"], t.io, client())).toBe(0);
+    const line = (id: string) =>
+      t
+        .out()
+        .split("\n")
+        .find((l) => l.startsWith(`${id} `)) ?? "";
+    expect(line("hosted:agents.deep_research")).toMatch(/\$6\.00 hold · charged 1\.2× provider cost/);
+    expect(line("hosted:agents.deep_research")).not.toContain("$0/$0 per M");
+    expect(line("gemini:deep-research-preview-04-2026")).toMatch(
+      /\$2 \(\$0\.2 cached\)\/\$12 per M \(unconfirmed\)/,
+    );
+  });
+
+  it("the last progress line after the job completed no longer names the phase it was in", async () => {
+    mockResearch("# Report\nBody.", { events: [{ type: "phase", phase: "verifying" }] })
+      .always()
+      .register();
+    const t = io();
+    expect(await run(["research", "q", "--model", "openai:gpt-5.5-pro"], t.io, client())).toBe(0);
+    const lines = t.err().trim().split("\n");
+    expect(lines.some((l) => / verifying · /.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/^\[completed\] · /);
+    expect(lines.at(-1)).not.toContain("verifying");
   });
 
   it("research streams the report to stdout, progress to stderr, and records events + ref", async () => {

@@ -65,11 +65,14 @@ export function jobStatusOf(status: string | null | undefined): JobStatus {
 const ResumeState = z.object({
   text: z.number().int().nonnegative().optional(),
   citations: z.number().int().nonnegative().optional(),
+  trail: z.number().int().nonnegative().optional(),
   last: z
     .object({
       cursor: z.string(),
       text: z.number().int().nonnegative(),
       citations: z.number().int().nonnegative(),
+      trail: z.number().int().nonnegative().optional(),
+      trailFrom: z.number().int().nonnegative().optional(),
     })
     .optional(),
   thinking: z.boolean().optional(),
@@ -97,6 +100,7 @@ function resumeOf(ref: JobRef): z.infer<typeof ResumeState> {
 function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPoint {
   let text = resume.text ?? 0;
   let citations = resume.citations ?? 0;
+  let results = resume.trail ?? 0;
   const last = resume.last?.cursor === ref.cursor ? resume.last : undefined;
   const ending = resume.endedAt !== undefined && ref.cursor === resume.endedAt;
   const replayed = ending && ref.cursor === FINAL_CURSOR && last !== undefined;
@@ -104,8 +108,10 @@ function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPo
     if (replayed) {
       text -= last.text;
       citations -= last.citations;
+      if (last.trailFrom !== undefined) results = last.trailFrom;
     } else {
-      const textSlot = last.text > 0 ? 1 : 0;
+      // A stored Interaction's batch lists its trail events first.
+      const textSlot = (last.trail ?? 0) + (last.text > 0 ? 1 : 0);
       if (ref.cursorOffset < textSlot) text -= last.text;
       const delivered = Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
       citations -= last.citations - delivered;
@@ -115,6 +121,7 @@ function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPo
     cursor: ref.cursor,
     text: Math.max(0, text),
     citations: Math.max(0, citations),
+    results,
     ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
     // The ref was taken on the job's ending, delivered whole, or on the stored result: it is replayed.
     ...(ending && (ref.cursorOffset === undefined || replayed) && { ended: true }),

@@ -12,6 +12,7 @@ import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/prov
 import { OffsetCursor, utf8Length } from "../../src/text-offsets.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
+import { resultEvents, toolNames, trailOf } from "./trail.js";
 import {
   isTerminalStatus,
   normalizeLegacy,
@@ -66,20 +67,16 @@ const phaseOf: Record<string, ResearchPhase> = {
   model_output: "writing",
 };
 
-/** Tool steps reported as `tool` events, by Sonde's tool name. */
-const toolNames: Record<string, string> = {
-  code_execution: "code_interpreter",
-  mcp_server_tool: "mcp",
-  file_search: "file_search",
-  google_maps: "google_maps",
-};
-
 class Batch {
+  /** A stored Interaction's finished calls the stream did not deliver: before the report. */
+  trail: MappedEvent[] = [];
+  /** Result steps delivered before this batch (a stored Interaction's batch only). */
+  trailFrom: number | undefined;
   text = "";
   citations: Citation[] = [];
   rest: MappedEvent[] = [];
   events(): MappedEvent[] {
-    const out: MappedEvent[] = [];
+    const out: MappedEvent[] = [...this.trail];
     if (this.text) out.push({ type: "text", delta: this.text });
     for (const citation of this.citations) out.push({ type: "citation", citation });
     out.push(...this.rest);
@@ -93,6 +90,18 @@ export interface MapperOptions {
   /** False when the request said `reasoning: { includeThinking: false }`. */
   includeThinking: boolean;
   logger: Logger;
+  /** Attached: how many result steps (finished searches, pages, tool calls) were delivered. */
+  resultsDelivered?: number;
+}
+
+/** What a batch held, for `resumeState()`: its cursor, then text, citations and trail events. */
+export interface LastBatch {
+  cursor: string | undefined;
+  text: number;
+  citations: number;
+  /** Trail events listed first (a stored Interaction's batch), and the result steps delivered before them. */
+  trail?: number;
+  trailFrom?: number;
 }
 
 export class GeminiMapper {
@@ -110,7 +119,10 @@ export class GeminiMapper {
   #fetches = 0;
   #callQueries = new Map<string, string[]>();
   #productive = 0;
-  #lastBatch: { cursor: string | undefined; text: number; citations: number } | undefined;
+  #lastBatch: LastBatch | undefined;
+  /** Result steps whose events were emitted, and their call ids. */
+  #results = 0;
+  #resultIds = new Set<string>();
 
   constructor(options: MapperOptions) {
     this.#options = options;
@@ -136,8 +148,12 @@ export class GeminiMapper {
     return this.#productive;
   }
   /** Text length and citation count of the last non-empty batch, and its cursor. */
-  get lastBatch(): { cursor: string | undefined; text: number; citations: number } | undefined {
+  get lastBatch(): LastBatch | undefined {
     return this.#lastBatch;
+  }
+  /** Result steps (finished searches, pages, tool calls) whose events were emitted. */
+  get results(): number {
+    return this.#results;
   }
 
   map(wire: GeminiWire): MappedEvent[] {
@@ -147,7 +163,12 @@ export class GeminiMapper {
     const events = batch.events();
     if (events.length) this.#productive++;
     if (events.length)
-      this.#lastBatch = { cursor: wire.cursor, text: batch.text.length, citations: batch.citations.length };
+      this.#lastBatch = {
+        cursor: wire.cursor,
+        text: batch.text.length,
+        citations: batch.citations.length,
+        ...(batch.trailFrom !== undefined && { trail: batch.trail.length, trailFrom: batch.trailFrom }),
+      };
     return events;
   }
 
@@ -217,7 +238,12 @@ export class GeminiMapper {
       for (const citation of stored.citations.slice(0, local.citations)) this.#cite(citation, batch);
       return;
     }
-    // The final snapshot: only what the stream did not already deliver.
+    // The final snapshot: only what the stream did not already deliver, its trail first.
+    const skip = Math.max(this.#results, this.#options.resultsDelivered ?? 0);
+    const trail = trailOf(interaction.steps, skip, this.#resultIds);
+    batch.trail = trail.events;
+    batch.trailFrom = skip;
+    this.#results = Math.max(skip, trail.results);
     if (stored.report.startsWith(this.#report)) {
       this.#appendText(stored.report.slice(this.#report.length), batch);
     } else {
@@ -483,38 +509,10 @@ export class GeminiMapper {
     const hasResult = (data as { result?: unknown }).result !== undefined;
     if (state.ended || (!hasResult && !stopping)) return;
     state.ended = true;
-    const failed = (data as { is_error?: boolean | null }).is_error === true;
-    if (type === "google_search_result") {
-      const queries = (callId && this.#callQueries.get(callId)) || [];
-      const outcome = failed ? "failed" : "completed";
-      if (queries.length === 0) batch.rest.push({ type: "search", action: "search", state: outcome });
-      for (const query of queries)
-        batch.rest.push({ type: "search", action: "search", query, state: outcome });
-    } else if (type === "url_context_result") {
-      const results = Array.isArray((data as { result?: unknown }).result)
-        ? ((data as { result: unknown[] }).result as { url?: unknown; status?: unknown }[])
-        : [];
-      for (const item of results) {
-        if (typeof item?.url !== "string") continue;
-        const ok = item.status === undefined || item.status === "success";
-        batch.rest.push({
-          type: "search",
-          action: "open_page",
-          url: item.url,
-          state: ok && !failed ? "completed" : "failed",
-        });
-      }
-    } else {
-      const name = toolNames[type.slice(0, -"_result".length)];
-      if (!name) return;
-      batch.rest.push({
-        type: "tool",
-        name,
-        state: failed ? "failed" : "completed",
-        ...(callId && { callId }),
-        ...(hasResult && { output: (data as { result?: unknown }).result }),
-      });
-    }
+    const queries = (callId && this.#callQueries.get(callId)) || [];
+    batch.rest.push(...resultEvents(type, data, callId, queries));
+    this.#results++;
+    if (callId) this.#resultIds.add(callId);
   }
 
   #usage(usage: WireUsage | null | undefined, batch: Batch): void {

@@ -119,6 +119,9 @@ export function toUsageReport(
   const toolUse = usage.total_tool_use_tokens;
   if (typeof input === "number" || typeof toolUse === "number")
     report.inputTokens = (input ?? 0) + (toolUse ?? 0);
+  // The cached part of the prompt (§7), billed at the context-caching rate.
+  if (typeof usage.total_cached_tokens === "number" && usage.total_cached_tokens > 0)
+    report.cachedInputTokens = usage.total_cached_tokens;
   if (typeof usage.total_output_tokens === "number") report.outputTokens = usage.total_output_tokens;
   const thought = usage.total_thought_tokens ?? usage.total_reasoning_tokens;
   if (typeof thought === "number") report.reasoningTokens = thought;

@@ -30,6 +30,8 @@ export interface AttachPoint {
   text: number;
   /** Citation events already delivered. */
   citations: number;
+  /** Result steps (finished searches, pages, tool calls) whose events were delivered. */
+  results: number;
   /**
    * The ref was taken on the batch that ended the job: its streamed terminal batch, all of it
    * delivered, or the stored result (`FINAL_CURSOR`), in part or whole, with `text` and
@@ -128,6 +130,7 @@ export class GeminiSession implements EngineSession {
       model: init.model,
       includeThinking: init.includeThinking,
       logger: init.context.logger,
+      ...(init.attach && { resultsDelivered: init.attach.results }),
     });
   }
 
@@ -159,6 +162,7 @@ export class GeminiSession implements EngineSession {
       return {
         text: attach.text,
         citations: attach.citations,
+        trail: attach.results,
         ...(attach.endedAt !== undefined && { endedAt: attach.endedAt }),
         ...thinking,
       };
@@ -166,6 +170,7 @@ export class GeminiSession implements EngineSession {
     return {
       text: this.#mapper.textLength,
       citations: this.#mapper.citationCount,
+      trail: Math.max(this.#mapper.results, attach?.results ?? 0),
       ...(last?.cursor !== undefined && { last }),
       ...(this.#endedAt !== undefined && { endedAt: this.#endedAt }),
       ...thinking,

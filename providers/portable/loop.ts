@@ -127,6 +127,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   let stop: string | undefined;
   let checked: Finding[] = [];
   let unchecked: Finding[] = [];
+  /** Why the support check did not run, when findings were quoted but not checked. */
+  let checkSkipped: { kind: Gap["kind"]; why: string } | undefined;
   let report: Report | undefined;
 
   try {
@@ -421,11 +423,13 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       if (!stop) {
         const verdicts = await ask("check", "check", checkPrompt(request, proposed));
         if (!verdicts.ok) {
-          await gap("check", askGap("support check", verdicts.why, verdicts.detail));
+          const skipped = askGap("support check", verdicts.why, verdicts.detail);
+          await gap("check", skipped);
           stop =
             verdicts.why === "budget"
               ? `the model-call budget (${budget.modelCalls}) was spent before the findings were checked for support`
               : "the findings could not be checked for support";
+          checkSkipped = { kind: skipped.kind, why: stop };
         } else {
           const byId = new Map(verdicts.value.checks.map((c) => [c.id.trim().toUpperCase(), c]));
           const supported: Finding[] = [];
@@ -497,6 +501,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       detail: `The deadline (${Math.round(budget.deadlineMs / 1000)} s from the start of execution) passed; no new call was made after it.`,
     });
     stop = `its deadline of ${Math.round(budget.deadlineMs / 1000)} s passed`;
+    checkSkipped ??= { kind: "deadline", why: stop };
   }
 
   const variant = stop ? "partial" : "final";
@@ -509,11 +514,18 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
   // --- Verifying: every citation's quotation against the stored source text, again ---
   await phase("verifying");
   const texts = new Map(corpus.sources.map((s) => [s.url, s.text]));
+  // `verified` means both checks passed: the quotation is in the stored source, and the
+  // support check ran and found that it supports the claim.
+  const supportChecked = new Set(checked.map((f) => f.id));
   let unverified = 0;
+  const notChecked = new Set<string>();
   for (const [i, c] of report.citations.entries()) {
     const source = texts.get(c.url);
-    const verified = source !== undefined && checkQuote(c.quote, source).ok;
-    if (!verified) unverified++;
+    const quoted = source !== undefined && checkQuote(c.quote, source).ok;
+    const supported = supportChecked.has(c.findingId);
+    const verified = quoted && supported;
+    if (!quoted) unverified++;
+    else if (!supported) notChecked.add(c.findingId);
     await emit(`citation:${variant}:${i}`, {
       type: "citation",
       citation: {
@@ -532,6 +544,16 @@ export async function runLoop(options: LoopOptions): Promise<LoopEnd> {
       kind: "missing-evidence",
       detail: `${unverified} citation(s) could not be re-verified against the stored source text.`,
     });
+  if (notChecked.size) {
+    const skipped = checkSkipped ?? {
+      kind: "missing-evidence" as const,
+      why: stop ?? "the check did not run",
+    };
+    await gap("unchecked-citations", {
+      kind: skipped.kind,
+      detail: `${notChecked.size} finding(s) quote their sources exactly but were not checked for support (${skipped.why}): their citations are marked verified: false.`,
+    });
+  }
   await usage("final");
   return stop ? "incomplete" : "completed";
 

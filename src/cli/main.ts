@@ -9,7 +9,7 @@ import { Sonde } from "../client.js";
 import { JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
-import { Progress, renderEstimate, renderSources } from "./render.js";
+import { describeModel, Progress, renderEstimate, renderSources } from "./render.js";
 
 const usage = `Usage:
   sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
@@ -35,8 +35,8 @@ class UsageError extends Error {}
 
 function readRef(path: string | undefined): unknown {
   if (!path) throw new UsageError("missing <ref.json>");
-  const text = path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
-  return JSON.parse(text);
+  // The text itself: Sonde checks a ref's size before parsing it.
+  return path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
 }
 
 async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?: string }): Promise<number> {
@@ -158,13 +158,8 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
         io.stdout(`${JSON.stringify(models, null, 2)}\n`);
         return 0;
       }
-      for (const m of models) {
-        const when = m.lifecycle.shutdownAt ? ` until ${m.lifecycle.shutdownAt.slice(0, 10)}` : "";
-        const mode = m.capabilities.pollOnly ? "poll" : m.capabilities.streaming ? "stream" : "-";
-        io.stdout(
-          `${m.id.padEnd(48)} ${m.lifecycle.stage}${when} · ${mode} · $${m.pricing.inputPerM}/$${m.pricing.outputPerM} per M\n`,
-        );
-      }
+      const now = new Date();
+      for (const m of models) io.stdout(`${describeModel(m, now)}\n`);
       return 0;
     }
     case "replay": {

@@ -1,6 +1,7 @@
+import type { ModelInfo } from "../../catalog/schema.js";
 import type { ResearchResult } from "../aggregate.js";
 import type { CostEstimate } from "../estimate.js";
-import type { ResearchEvent, Usage } from "../events.js";
+import { isTerminal, type JobStatus, type ResearchEvent, type Usage } from "../events.js";
 import { dollars } from "../spend.js";
 
 /** Live progress for stderr: phase, searches, sources, tokens, cost so far. One line, rewritten. */
@@ -9,7 +10,7 @@ export class Progress {
   #searches = 0;
   #sources = new Set<string>();
   #usage: Usage | undefined;
-  #status = "queued";
+  #status: JobStatus = "queued";
 
   update(event: ResearchEvent): boolean {
     switch (event.type) {
@@ -42,7 +43,9 @@ export class Progress {
     const cost = usage
       ? `$${usage.costUSD.toFixed(4)}${usage.costSource === "estimate" ? " (est.)" : ""}`
       : "$0";
-    return `[${this.#status}] ${this.#phase} · ${this.#searches} searches · ${this.#sources.size} sources · ${tokens} tokens · ${cost}`;
+    // Once the job is over, its last phase (often `verifying`) is no longer what it is doing.
+    const phase = isTerminal(this.#status) ? "" : ` ${this.#phase}`;
+    return `[${this.#status}]${phase} · ${this.#searches} searches · ${this.#sources.size} sources · ${tokens} tokens · ${cost}`;
   }
 }
 
@@ -82,4 +85,32 @@ export function renderEstimate(estimate: CostEstimate): string {
     .filter((note) => estimate.maxCostUSD !== undefined && /cap|billing/.test(note))
     .map((note) => `  note: ${note}\n`);
   return `${parts.join(" · ")}\n${notes.join("")}`;
+}
+
+/** What a model costs, as `sonde models` says it: token rates, or the hosted hold and markup. */
+export function describePricing(pricing: ModelInfo["pricing"]): string {
+  const parts: string[] = [];
+  if (pricing.reservationUSD !== undefined) parts.push(`${dollars(pricing.reservationUSD)} hold`);
+  if (pricing.markup !== undefined) parts.push(`charged ${pricing.markup}× provider cost`);
+  // Token rates of 0 beside a hold or markup mean "not priced per token", not "free".
+  if (!parts.length || pricing.inputPerM > 0 || pricing.outputPerM > 0) {
+    const cached = pricing.cachedInputPerM !== undefined ? ` ($${pricing.cachedInputPerM} cached)` : "";
+    parts.unshift(`$${pricing.inputPerM}${cached}/$${pricing.outputPerM} per M`);
+  }
+  return `${parts.join(" · ")}${pricing.verified ? "" : " (unconfirmed)"}`;
+}
+
+/** A model's lifecycle: its stage, and since or until when it serves requests. */
+export function describeLifecycle(lifecycle: ModelInfo["lifecycle"], now: Date): string {
+  const shutdown = lifecycle.shutdownAt;
+  if (!shutdown) return lifecycle.stage;
+  const day = shutdown.slice(0, 10);
+  if (lifecycle.stage === "retired" || Date.parse(shutdown) <= now.getTime()) return `retired since ${day}`;
+  return `${lifecycle.stage} until ${day}`;
+}
+
+/** One line of `sonde models`. */
+export function describeModel(model: ModelInfo, now: Date): string {
+  const mode = model.capabilities.pollOnly ? "poll" : model.capabilities.streaming ? "stream" : "-";
+  return `${model.id.padEnd(48)} ${describeLifecycle(model.lifecycle, now)} · ${mode} · ${describePricing(model.pricing)}`;
 }

@@ -12,7 +12,7 @@ export interface SseOptions {
   signal?: AbortSignal;
   /** Called for `: comment` lines (OpenRouter's `: OPENROUTER PROCESSING` keepalives). */
   onComment?: (comment: string) => void;
-  /** Largest single event we accept before treating the stream as broken. @defaultValue 16 MiB */
+  /** Largest single event (its data, in characters) we accept before treating the stream as broken. @defaultValue 16 Mi */
   maxEventBytes?: number;
 }
 
@@ -30,6 +30,7 @@ export interface SseOptions {
  */
 export async function* readSse(response: Response, options: SseOptions): AsyncGenerator<EventSourceMessage> {
   const { provider, idleTimeoutMs, signal } = options;
+  const maxEventBytes = options.maxEventBytes ?? 16 * 1024 * 1024;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
   // One timer for the whole stream, no per-event allocation: it records the time of the
   // last byte and, when it fires, re-arms for the remainder unless we have really been
@@ -44,7 +45,7 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
       queue.push(message);
     },
     onComment: options.onComment,
-    maxBufferSize: options.maxEventBytes ?? 16 * 1024 * 1024,
+    maxBufferSize: maxEventBytes,
     onError: (error) => {
       // Unknown fields are legal SSE and ignored; a buffer overflow means a broken stream.
       if (error.type === "max-buffer-size-exceeded") parseError = error;
@@ -88,16 +89,24 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
       if (!chunk.done) {
         lastActivity = performance.now();
         parser.feed(decoder.decode(chunk.value, { stream: true }));
-        if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
       }
+      // Events queued before an overflow fully arrived: they go out before the error.
       if (queue.length > 0) {
         const ready = queue;
         queue = [];
         for (const message of ready) {
           if (signal?.aborted) throw toTransportError(signal.reason, provider, signal);
+          // The parser bounds what it buffers across reads, not an event that arrives
+          // whole inside one read; the limit is on the event, so it is checked here too.
+          if (message.data.length > maxEventBytes)
+            throw new StreamInterruptedError(
+              `${provider}: an event of ${message.data.length} characters exceeds the ${maxEventBytes}-character limit; treating the stream as broken`,
+              { provider },
+            );
           yield message;
         }
       }
+      if (parseError) throw new StreamInterruptedError(`${provider}: ${parseError.message}`, { provider });
       if (chunk.done) {
         if (transportError !== undefined) throw toTransportError(transportError, provider, signal);
         return;

@@ -67,6 +67,19 @@ describe("estimateCost", () => {
   });
 });
 
+describe("cached input", () => {
+  it("cached tokens, a part of the input, are priced at the catalog's cached rate where it has one", () => {
+    const pricing = { inputPerM: 2, cachedInputPerM: 0.5, outputPerM: 8, verified: false };
+    const usage = { ...emptyUsage, inputTokens: 1_000_000, cachedInputTokens: 800_000 };
+    // 200k fresh × $2/M + 800k cached × $0.50/M
+    expect(estimateCost(usage, pricing)).toBeCloseTo(0.4 + 0.4, 6);
+    // Without a cached rate, cached tokens cost what input costs.
+    expect(estimateCost(usage, { ...pricing, cachedInputPerM: undefined })).toBeCloseTo(2, 6);
+    // A cached count above the input count is capped by it.
+    expect(estimateCost({ ...usage, cachedInputTokens: 5_000_000 }, pricing)).toBeCloseTo(0.5, 6);
+  });
+});
+
 describe("mergeUsage", () => {
   const p = pricing({ inputPerM: 10, outputPerM: 40 });
 

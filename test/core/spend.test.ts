@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { findModel } from "../../catalog/index.js";
+import { emptyUsage } from "../../src/cost.js";
 import type { ResearchEvent } from "../../src/events.js";
 import { Sonde, UnsupportedOptionError } from "../../src/index.js";
 import { ResearchJob } from "../../src/job.js";
@@ -16,19 +17,22 @@ import { fakeSession, script } from "../helpers/fake-engine.js";
 const pricing = findModel("openai:o4-mini-deep-research")!.pricing;
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
-function capped(session: EngineSession, maxCostUSD: number, cancel: () => Promise<CancelOutcome>) {
-  return new ResearchJob({
-    provider: "openai",
+/** What a job needs; `cancel` answers as the provider would. */
+function init(cancel: () => Promise<CancelOutcome> = async () => ({ outcome: "cancelled" })) {
+  return {
+    provider: "openai" as const,
     model: "openai:o4-mini-deep-research",
     pricing,
-    session,
     retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
     logger: silent,
     clock: () => new Date(),
     timeoutMs: 60_000,
     cancel,
-    maxCostUSD,
-  });
+  };
+}
+
+function capped(session: EngineSession, maxCostUSD: number, cancel: () => Promise<CancelOutcome>) {
+  return new ResearchJob({ ...init(cancel), session, maxCostUSD });
 }
 
 async function collect(job: ResearchJob): Promise<ResearchEvent[]> {
@@ -60,7 +64,7 @@ describe("spend cap in the job", () => {
     const result = await job.result();
     expect(result.status).toBe("incomplete");
     const full = textOf(
-      await collect(new ResearchJob({ ...jobInit(), session: fakeSession({ events: words }) })),
+      await collect(new ResearchJob({ ...init(), session: fakeSession({ events: words }) })),
     );
     expect(result.report.length).toBeGreaterThan(0);
     expect(result.report.length).toBeLessThan(full.length);
@@ -80,7 +84,7 @@ describe("spend cap in the job", () => {
       return {
         outcome: "cancelled",
         finalStatus: "cancelled",
-        usage: { ...emptyUsageLike(), costUSD: 0.05, costSource: "provider" },
+        usage: { ...emptyUsage, costUSD: 0.05, costSource: "provider" },
       };
     });
     const result = await job.result();
@@ -125,35 +129,11 @@ describe("spend cap in the job", () => {
   });
 });
 
-function jobInit() {
-  return {
-    provider: "openai" as const,
-    model: "openai:o4-mini-deep-research",
-    pricing,
-    retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
-    logger: silent,
-    clock: () => new Date(),
-    timeoutMs: 60_000,
-    cancel: async (): Promise<CancelOutcome> => ({ outcome: "cancelled" }),
-  };
-}
-
-function emptyUsageLike() {
-  return {
-    inputTokens: 0,
-    outputTokens: 0,
-    reasoningTokens: 0,
-    internalReasoningTokens: 0,
-    searches: 0,
-    fetches: 0,
-    modelCalls: 0,
-  };
-}
-
 describe("spend cap before the start", () => {
   const client = new Sonde({
     openai: { apiKey: "sk-test-spend-0123" },
-    gemini: { apiKey: "gemini-test-spend" },
+    gemini: { apiKey: "AIza-test-spend-0123" },
+    perplexity: { apiKey: "pplx-test-spend-0123" },
     openrouter: { apiKey: "sk-or-test-spend" },
     hosted: { apiKey: "hosted-test-spend", baseURL: "http://127.0.0.1:9" },
     env: {},
@@ -164,6 +144,7 @@ describe("spend cap before the start", () => {
       "openai:gpt-5.5-pro",
       "gemini:deep-research-preview-04-2026",
       "openrouter:perplexity/sonar-deep-research",
+      "perplexity:medium",
       "hosted:agents.deep_research",
       "portable:demo/offline",
     ])
@@ -219,6 +200,11 @@ describe("spend cap before the start", () => {
       typical: { lowUSD: 1, highUSD: 3, confirmed: false },
     });
     expect(client.research.estimate({ model: "openai:gpt-5.5-pro", query: "q" }).typical).toBe("unknown");
+    expect(client.research.estimate({ model: "perplexity:medium", query: "q" }).typical).toMatchObject({
+      lowUSD: 0.016,
+      highUSD: 0.05,
+      confirmed: false,
+    });
     const hosted = client.research.estimate({
       model: "hosted:agents.deep_research",
       query: "q",

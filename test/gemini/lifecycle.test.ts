@@ -426,7 +426,8 @@ describe("gemini: cancel, abort, get", () => {
     const span = snapshot.report!.slice(snapshot.citations![3]!.startIndex, snapshot.citations![3]!.endIndex);
     expect(span).toBe("Café owners won't notice — but carmakers will 🚗.");
     expect(snapshot.usage).toMatchObject({ searches: 78, costSource: "estimate" });
-    expect(snapshot.usage!.costUSD).toBeCloseTo(2.34018, 6);
+    // 150,300 of the input tokens were cached, priced at $0.20/M instead of $2/M.
+    expect(snapshot.usage!.costUSD).toBeCloseTo(2.34018 - (150_300 * 1.8) / 1e6, 6);
   });
 
   it("get(ref) of a running interaction has a status and no report yet", async () => {

@@ -183,14 +183,16 @@ describe("gemini: a Deep Research run, event by event", () => {
       .result();
     expect(result.usage).toMatchObject({
       inputTokens: 241_200 + 9_030,
+      cachedInputTokens: 150_300,
       outputTokens: 58_110,
       reasoningTokens: 4_200,
       searches: 78,
       fetches: 2,
       costSource: "estimate",
     });
-    // 250,230 × $2/M + 58,110 × $12/M + 4,200 × $12/M + 78 × $14/1000
-    expect(result.usage.costUSD).toBeCloseTo(0.50046 + 0.69732 + 0.0504 + 1.092, 6);
+    // The cached part of the prompt at the context-caching rate, not the full input rate:
+    // (250,230 - 150,300) × $2/M + 150,300 × $0.20/M + 58,110 × $12/M + 4,200 × $12/M + 78 × $14/1000
+    expect(result.usage.costUSD).toBeCloseTo(0.19986 + 0.03006 + 0.69732 + 0.0504 + 1.092, 6);
   });
 
   it("counts searches from the queries as they stream, so the running cost is current before the end", async () => {

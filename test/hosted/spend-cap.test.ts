@@ -28,11 +28,12 @@ function json(response: ServerResponse, status: number, body: unknown) {
   response.end(JSON.stringify(body));
 }
 
-async function hosted() {
+async function hosted({ quote = true } = {}) {
   let state: "running" | "completed" | "canceled" = "running";
   let polls = 0;
+  const { estimated_cost_usd: _quote, ...unquoted } = queued;
   return startLoopback((request, response) => {
-    if (request.method === "POST") return json(response, 200, queued);
+    if (request.method === "POST") return json(response, 200, quote ? queued : unquoted);
     if (request.method === "DELETE") {
       state = "canceled";
       return json(response, 200, { job_id: queued.job_id, status: "canceled" });
@@ -67,10 +68,17 @@ it("a quote above the cap cancels the job once and reports the service's charge"
   expect(result.usage).toMatchObject({ costUSD: 0.37, costSource: "provider" });
 });
 
-it("under the quote, the cap is checked at the end: the job completes and its charge is reported", async () => {
-  server = await hosted();
-  const request = { model, query: "q", budget: { maxCostUSD: 7 } };
-  const sonde = client(server.url);
+it("a cap checked at the end: the job completes, its charge above the cap is reported, and a warning logged", async () => {
+  // A service that quotes nothing: the cap can only meet the final charge (4.12).
+  server = await hosted({ quote: false });
+  const request = { model, query: "q", budget: { maxCostUSD: 4 } };
+  const warned: string[] = [];
+  const sonde = new Sonde({
+    hosted: { apiKey: KEY, baseURL: server.url },
+    retry: fastRetry,
+    env: {},
+    logger: { warn: (message) => warned.push(message) },
+  });
   expect(sonde.research.validate(request).adjustments[0]!.reason).toMatch(
     /no running cost before the job ends/,
   );
@@ -79,4 +87,5 @@ it("under the quote, the cap is checked at the end: the job completes and its ch
   expect(result.status).toBe("completed");
   expect(result.usage).toMatchObject({ costUSD: 4.12, costSource: "provider" });
   expect(result.gaps).toEqual([]);
+  expect(warned).toEqual(["the job ended above its spend cap"]);
 });

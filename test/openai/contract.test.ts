@@ -21,6 +21,7 @@ import {
   BASE,
   codePointSlice,
   collect,
+  cutStream,
   expectSeqStrictlyIncreasing,
   fixture,
   fixtureJson,
@@ -691,6 +692,9 @@ describe("poll-only models (gpt-5.5-pro)", () => {
       "status:queued",
       "status:running",
       "status:running",
+      // The research trail recorded in the polled body, before the report.
+      "search",
+      "search",
       "text",
       "citation",
       "citation",
@@ -887,8 +891,10 @@ describe("refs", () => {
     expect(ref.resume).toEqual({
       reportLength: expect.any(Number),
       citations: 3,
+      trail: 3,
       endedAt: "114",
-      last: { cursor: "114", text: 0, citations: 0 },
+      // The stream delivered every search: its ending repeats none of them.
+      last: { cursor: "114", text: 0, citations: 0, trail: 0 },
     });
     const error = (() => {
       try {
@@ -1092,16 +1098,7 @@ describe("refs taken part-way through one wire event", () => {
       // The stream is cut after the first delta; the resume is refused, so the job is polled to its end.
       const script = () => {
         server.use(
-          http.post(`${BASE}/responses`, () => {
-            const bytes = new TextEncoder().encode(body(transcript.slice(0, cutAfter + 1)));
-            const stream = new ReadableStream<Uint8Array>({
-              start(controller) {
-                controller.enqueue(bytes);
-                setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
-              },
-            });
-            return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-          }),
+          http.post(`${BASE}/responses`, () => cutStream(body(transcript.slice(0, cutAfter + 1)))),
           http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
             new URL(request.url).searchParams.get("stream") === "true"
               ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })

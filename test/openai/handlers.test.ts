@@ -57,6 +57,7 @@ describe("providers/openai testing handlers", () => {
       "created",
       "queued",
       "running",
+      "search",
       "text",
       "usage",
       "completed",

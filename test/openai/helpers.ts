@@ -1,5 +1,6 @@
 /** Shared bits of the OpenAI engine tests: fixtures, a client as a user builds it, event helpers. */
 import { readFileSync } from "node:fs";
+import { HttpResponse } from "msw";
 import { Sonde, type SondeOptions } from "../../src/client.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
@@ -55,6 +56,18 @@ export async function collect(job: ResearchJob): Promise<ResearchEvent[]> {
   const events: ResearchEvent[] = [];
   for await (const event of job) events.push(event);
   return events;
+}
+
+/** An SSE response that delivers `text`, then fails like a connection cut by the other side. */
+export function cutStream(text: string): HttpResponse<ReadableStream> {
+  const bytes = new TextEncoder().encode(text);
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes);
+      setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
+    },
+  });
+  return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
 }
 
 export const textOf = (events: ResearchEvent[]) =>

@@ -198,8 +198,15 @@ describe("portable durability", () => {
         /^# Partial report: .*\n\nThis report is partial: its deadline of 180 s passed\./,
       );
       expect(result.report).toContain("## Quoted but not yet checked for support");
+      // Quoted exactly, but the deadline came before the support check: cited, not verified.
       expect(result.citations.length).toBeGreaterThan(0);
-      expect(result.citations.every((c) => c.verified)).toBe(true);
+      expect(result.citations.every((c) => c.verified === false)).toBe(true);
+      expect(result.gaps).toContainEqual({
+        kind: "deadline",
+        detail: expect.stringMatching(
+          /^\d+ finding\(s\) quote their sources exactly but were not checked for support \(its deadline of 180 s passed\): their citations are marked verified: false\.$/,
+        ),
+      });
     } finally {
       await remove();
     }

@@ -394,13 +394,20 @@ describe("portable loop over an OpenAI-compatible chat endpoint", () => {
       "the model-call budget (1) was spent before the findings were checked for support",
     );
     expect(result.report).toContain("## Quoted but not yet checked for support");
+    const cited = result.citations.length;
     expect(result.gaps.filter((g) => g.kind === "budget-exhausted").map((g) => g.detail)).toEqual([
       "The research plan was skipped to keep the model-call budget (1) for reading; the question was searched as written.",
       "The support check was skipped: the model-call budget (1) is spent.",
+      expect.stringMatching(
+        /^\d+ finding\(s\) quote their sources exactly but were not checked for support \(the model-call budget \(1\) was spent before the findings were checked for support\): their citations are marked verified: false\.$/,
+      ),
     ]);
-    // What it does have is still cited and verified.
-    expect(result.citations.length).toBeGreaterThan(0);
-    expect(result.citations.every((c) => c.verified)).toBe(true);
+    // What it does have is still cited, with its exact quotation, but not verified: support was never checked.
+    expect(cited).toBeGreaterThan(0);
+    for (const citation of result.citations) {
+      expect(citation.verified).toBe(false);
+      expect(citation.quote).toEqual(expect.any(String));
+    }
   });
 
   it("runs only the searches and fetches the budget allows, and says which were skipped", async () => {

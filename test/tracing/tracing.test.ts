@@ -25,10 +25,10 @@ import {
   errorResponse,
   eventIdOf,
   eventsAfter,
-  FAST,
   fixture,
   fixtureJson,
   KEY as GEMINI_KEY,
+  client as geminiClient,
   geminiServer,
   running,
   sseResponse,
@@ -73,12 +73,7 @@ describe("sonde/tracing", () => {
       stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
-    const client = new Sonde({
-      gemini: { apiKey: GEMINI_KEY, baseURL: "https://gemini.test/v1beta" },
-      retry: FAST,
-      env: {},
-      telemetry,
-    });
+    const client = geminiClient({ telemetry });
     const job = client.research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     await collect(job);
     const result = await job.result();
@@ -122,12 +117,7 @@ describe("sonde/tracing", () => {
       stream: () => errorResponse("error-resume-refused.json", 400),
     });
     server.use(...handlers);
-    const client = new Sonde({
-      gemini: { apiKey: GEMINI_KEY, baseURL: "https://gemini.test/v1beta" },
-      retry: FAST,
-      env: {},
-      telemetry,
-    });
+    const client = geminiClient({ telemetry });
     const result = await client.research
       .start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
       .result();
@@ -184,7 +174,8 @@ describe("sonde/tracing", () => {
   });
 
   it("a cancelled job: a cancel event with its outcome, status cancelled, not an error", async () => {
-    mockResearch("word ".repeat(400), { delayMs: 1, chunkSize: 10 }).always().register();
+    // Long enough (about 2 s of mock work) that the cancel wins on a loaded machine too.
+    mockResearch("word ".repeat(2000), { delayMs: 2, chunkSize: 10 }).always().register();
     const client = new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {}, telemetry });
     const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "q" });
     for await (const event of job) if (event.type === "text") await job.cancel();

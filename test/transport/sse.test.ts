@@ -91,6 +91,37 @@ describe("readSse", () => {
     expect(messages.map((m) => m.data)).toEqual(['{"a":1}']);
   });
 
+  it("fails an event larger than maxEventBytes even when it arrives whole in one chunk", async () => {
+    // Found by test/fuzz/sse.fuzz.test.ts: the parser's buffer limit only covered events split across chunks.
+    const big = `data: ${"x".repeat(2_000)}\n\n`;
+    const seen: string[] = [];
+    const read = async () => {
+      for await (const m of readSse(chunked([`data: ok\n\n${big}data: after\n\n`]), {
+        provider: "openai",
+        idleTimeoutMs: 1_000,
+        maxEventBytes: 1_024,
+      }))
+        seen.push(m.data);
+    };
+    await expect(read()).rejects.toThrow(StreamInterruptedError);
+    expect(seen).toEqual(["ok"]);
+  });
+
+  it("delivers the events that arrived before an oversized one, then fails", async () => {
+    // Found by test/fuzz/sse.fuzz.test.ts: the overflow used to discard events already parsed.
+    const seen: string[] = [];
+    const read = async () => {
+      for await (const m of readSse(chunked([`data: ok\n\ndata: ${"x".repeat(2_000)}`]), {
+        provider: "openai",
+        idleTimeoutMs: 1_000,
+        maxEventBytes: 1_024,
+      }))
+        seen.push(m.data);
+    };
+    await expect(read()).rejects.toThrow(/max buffer size/);
+    expect(seen).toEqual(["ok"]);
+  });
+
   it("[DONE] parses to nothing; malformed JSON is a stream error", () => {
     expect(parseData({ data: "[DONE]" }, "openrouter")).toBeUndefined();
     expect(() => parseData({ data: "{oops" }, "openrouter")).toThrow(StreamInterruptedError);

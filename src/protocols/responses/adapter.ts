@@ -43,6 +43,7 @@ export interface ResponsesAdapterOptions {
 const ResumeState = z.object({
   reportLength: z.number().int().nonnegative().optional(),
   citations: z.number().int().nonnegative().optional(),
+  trail: z.number().int().nonnegative().optional(),
   includeThinking: z.boolean().optional(),
   polling: z.boolean().optional(),
   endedAt: z.string().optional(),
@@ -52,6 +53,7 @@ const ResumeState = z.object({
       cursor: z.string(),
       text: z.number().int().nonnegative(),
       citations: z.number().int().nonnegative(),
+      trail: z.number().int().nonnegative().optional(),
     })
     .optional(),
 });
@@ -77,22 +79,31 @@ function resumeOf(ref: JobRef): ResumeState {
 function attachPoint(ref: JobRef, resume: ResumeState) {
   let reportLength = resume.reportLength ?? 0;
   let citations = resume.citations ?? 0;
+  let trail = resume.trail ?? 0;
   const last = resume.last?.cursor === ref.cursor ? resume.last : undefined;
   const ending = resume.endedAt !== undefined && ref.cursor === resume.endedAt;
   // An older ref without `last` cannot say what of its ending was delivered: its ending is not replayed.
   const atEnd = ending && (ref.cursorOffset === undefined || last !== undefined);
   if (ref.cursorOffset !== undefined && last) {
+    const lastTrail = last.trail ?? 0;
     if (atEnd) {
       reportLength -= last.text;
       citations -= last.citations;
+      trail -= lastTrail;
     } else {
-      const textSlot = last.text > 0 ? 1 : 0;
+      // A batch lists its trail events first, then its text, then its citations.
+      trail -= lastTrail - Math.min(lastTrail, ref.cursorOffset);
+      const textSlot = lastTrail + (last.text > 0 ? 1 : 0);
       if (ref.cursorOffset < textSlot) reportLength -= last.text;
       citations -= last.citations - Math.min(last.citations, Math.max(0, ref.cursorOffset - textSlot));
     }
   }
   return {
-    delivered: { reportLength: Math.max(0, reportLength), citations: Math.max(0, citations) },
+    delivered: {
+      reportLength: Math.max(0, reportLength),
+      citations: Math.max(0, citations),
+      trail: Math.max(0, trail),
+    },
     atEnd,
   };
 }
@@ -186,7 +197,8 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
           resume: {
             reportLength: resume.reportLength ?? 0,
             citations: resume.citations ?? 0,
-            ...(resume.last && { last: resume.last }),
+            trail: resume.trail ?? 0,
+            ...(resume.last && { last: { ...resume.last, trail: resume.last.trail ?? 0 } }),
           },
           ...(resume.polling && { polling: true }),
           ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),

@@ -11,6 +11,7 @@ import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./event
 import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
 import { type FinalReport, isUrlCitation, reportOf, SourceIndex, searchItemKey, TextPart } from "./text.js";
 import { itemState, pageEvents, queryEvents, searchEvent, toolEvent } from "./tool-events.js";
+import { isTrailItem, trailOf } from "./trail.js";
 import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
 
 export interface MapperOptions {
@@ -22,6 +23,8 @@ export interface MapperOptions {
   logger: Logger;
   /** Set when re-attaching: the job and its `created` event are already known. */
   jobId?: string;
+  /** Set when re-attaching: how many finished trail items (searches, tool calls) were delivered. */
+  trailDelivered?: number;
 }
 
 /** A wire event whose payload the session already decoded (see session.ts). */
@@ -41,6 +44,8 @@ export interface DeliveredPrefix {
 export interface EmittedCounts {
   reportLength: number;
   citations: number;
+  /** Trail items (searches, tool calls) whose completed or failed event was emitted, in output order. */
+  trail: number;
 }
 
 /** The text length and citation count of the last wire event that mapped to events, and its cursor. */
@@ -48,6 +53,8 @@ export interface LastBatch {
   cursor: string | undefined;
   text: number;
   citations: number;
+  /** Completed or failed trail events; they come first in a batch. */
+  trail: number;
 }
 
 /** Events that carry nothing Sonde reports beyond what neighbouring events already give. */
@@ -101,6 +108,9 @@ export class ResponseMapper {
   #pendingQueries: string[] = [];
   #fetchEvents = 0;
   #fetchItems = 0;
+  /** Ids of trail items whose completion was emitted, and how many there were. */
+  #trailDone = new Set<string>();
+  #trail = 0;
   #thinkingKey: string | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
@@ -119,7 +129,7 @@ export class ResponseMapper {
 
   /** What this mapper has emitted so far. */
   get emitted(): EmittedCounts {
-    return { reportLength: this.#report.length, citations: this.#citations };
+    return { reportLength: this.#report.length, citations: this.#citations, trail: this.#trail };
   }
 
   /**
@@ -136,11 +146,13 @@ export class ResponseMapper {
     if (events.length > 0) {
       let text = 0;
       let citations = 0;
+      let trail = 0;
       for (const event of events) {
         if (event.type === "text") text += event.delta.length;
         if (event.type === "citation") citations++;
+        if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
       }
-      this.#lastBatch = { cursor: wire.cursor, text, citations };
+      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
     }
     return events;
   }
@@ -370,6 +382,10 @@ export class ResponseMapper {
   }
 
   #itemDone(item: WireItem, outputIndex: number | null | undefined): MappedEvent[] {
+    if (isTrailItem(item)) {
+      this.#trail++;
+      if (item.id) this.#trailDone.add(item.id);
+    }
     if (item.type === "web_search_call") {
       // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
       this.#searches.add(item.id ?? `#${outputIndex ?? this.#searches.size}`);
@@ -537,7 +553,10 @@ export class ResponseMapper {
     for (const id of final.searchIds) this.#searches.add(id);
     this.#fetchItems = Math.max(this.#fetchItems, final.fetches);
     this.#sources.addAll(final.sources);
-    const out = this.#finalText(final);
+    // The trail a live stream did not deliver (all of it when polled), before the report.
+    const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
+    this.#trail = Math.max(this.#trail, trail.items);
+    const out = [...trail.events, ...this.#finalText(final)];
     const counted = this.#counted;
     if (response.usage || counted.searches > 0 || counted.fetches > 0)
       out.push({ type: "usage", usage: this.#dialect.usage(response.usage, counted) });

@@ -97,7 +97,7 @@ export class ResponsesSession implements EngineSession {
       model: init.catalogId,
       includeThinking: init.includeThinking,
       logger: init.context.logger,
-      ...(init.attached && { jobId: init.attached.jobId }),
+      ...(init.attached && { jobId: init.attached.jobId, trailDelivered: init.attached.delivered.trail }),
     });
     this.#body = init.body;
     this.#includeThinking = init.includeThinking;
@@ -106,7 +106,7 @@ export class ResponsesSession implements EngineSession {
       this.#forcedPollOnly || init.model.capabilities.pollOnly || !init.model.capabilities.streaming;
     this.#jobId = init.attached?.jobId;
     this.#refCursor = init.attached?.cursor;
-    this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0 };
+    this.#delivered = init.attached?.delivered ?? { reportLength: 0, citations: 0, trail: 0 };
     this.#endedAt = init.attached?.endedAt;
     this.#atEnd = this.#endedAt !== undefined && init.attached?.atEnd === true;
     this.#refResume = init.attached?.resume;
@@ -136,6 +136,7 @@ export class ResponsesSession implements EngineSession {
         : {
             reportLength: Math.max(emitted.reportLength, this.#delivered.reportLength),
             citations: Math.max(emitted.citations, this.#delivered.citations),
+            trail: Math.max(emitted.trail, this.#delivered.trail),
             ...(last?.cursor !== undefined && { last }),
           };
     return {

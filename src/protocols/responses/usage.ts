@@ -19,6 +19,9 @@ export function tokenUsageOf(usage: WireUsage | null | undefined, counted: Count
   if (usage) {
     const reasoning = usage.output_tokens_details?.reasoning_tokens ?? 0;
     report.inputTokens = usage.input_tokens ?? 0;
+    // Prompt-cache hits, a part of input_tokens, priced at the catalog's cached rate.
+    const cached = usage.input_tokens_details?.cached_tokens;
+    if (typeof cached === "number" && cached > 0) report.cachedInputTokens = cached;
     report.outputTokens = Math.max(0, (usage.output_tokens ?? 0) - reasoning);
     report.reasoningTokens = reasoning;
   }

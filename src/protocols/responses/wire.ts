@@ -16,6 +16,7 @@ export const WireCode = z
 
 export const WireUsage = z.looseObject({
   input_tokens: int,
+  input_tokens_details: z.looseObject({ cached_tokens: int }).nullish(),
   output_tokens: int,
   output_tokens_details: z.looseObject({ reasoning_tokens: int }).nullish(),
 });

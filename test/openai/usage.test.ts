@@ -1,0 +1,31 @@
+/** OpenAI's prompt-cache counts reach the usage, and the estimate prices them at the cached rate. */
+import { HttpResponse, http } from "msw";
+import { setupServer } from "msw/node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BASE, fixture, makeClient, STREAMING_MODEL } from "./helpers.js";
+
+const server = setupServer(
+  // The recorded tools run: usage.input_tokens 6047, of them cached_tokens 2944 (o4-mini-deep-research).
+  http.post(`${BASE}/responses`, () =>
+    HttpResponse.text(fixture("tools.sse"), { headers: { "content-type": "text/event-stream" } }),
+  ),
+);
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+afterAll(() => server.close());
+
+describe("openai usage", () => {
+  it("cached_tokens reach usage.cachedInputTokens and are priced at the cached rate, not the input rate", async () => {
+    const result = await makeClient()
+      .research.start({ model: STREAMING_MODEL, query: "q", tools: [{ type: "web_search" }] })
+      .result();
+    expect(result.usage).toMatchObject({
+      inputTokens: 6047,
+      cachedInputTokens: 2944,
+      outputTokens: 215,
+      reasoningTokens: 1408,
+      costSource: "estimate",
+    });
+    // $2/M fresh input, $0.50/M cached input, $8/M output and reasoning (o4-mini-deep-research).
+    expect(result.usage.costUSD).toBeCloseTo((3103 * 2 + 2944 * 0.5 + (215 + 1408) * 8) / 1e6, 6);
+  });
+});
