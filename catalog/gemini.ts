@@ -1,16 +1,16 @@
 import type { ModelInfo } from "./schema.js";
 
 /**
- * Gemini Interactions API Deep Research agents (shared/providers/gemini-interactions.md).
+ * Gemini Interactions API Deep Research agents (providers/gemini/WIRE.md).
  * Tools: google_search -> web_search, file_search -> file_search, mcp_server -> mcp,
  * code_execution -> code_interpreter. `url_context` (a default tool) has no ToolType.
  * The spec states no per-token or per-search price, so pricing is `verified: false`.
  */
 const pricingNotes =
-  "Not in gemini-interactions.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). Cached prompt tokens (usage.total_cached_tokens): $0.20 per M, the Gemini 3.1 Pro context-caching rate up to 200k prompt tokens, from third-party listings citing ai.google.dev/gemini-api/docs/pricing (cloudprice.net, techjacksolutions.com), unconfirmed; cache storage is not modelled. No cost is returned by the API.";
+  "Not in providers/gemini/WIRE.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). Cached prompt tokens (usage.total_cached_tokens): $0.20 per M, the Gemini 3.1 Pro context-caching rate up to 200k prompt tokens, from third-party listings citing ai.google.dev/gemini-api/docs/pricing (cloudprice.net, techjacksolutions.com), unconfirmed; cache storage is not modelled. No cost is returned by the API.";
 
 export const gemini: ModelInfo[] = [
-  // Agent id, background-only, stream/resume/cancel, previous_interaction_id, 60-min cap and 65,536 output tokens (G12) from gemini-interactions.md §2, §3, §8.
+  // Agent id, background-only, stream/resume/cancel, previous_interaction_id, 60-min cap and 65,536 output tokens (G12) from providers/gemini/WIRE.md §2, §3, §8.
   {
     id: "gemini:deep-research-preview-04-2026",
     provider: "gemini",
@@ -38,14 +38,14 @@ export const gemini: ModelInfo[] = [
         verified: false,
         source: "https://ai.google.dev/gemini-api/docs/deep-research",
         basis:
-          "Google's estimate per task: about 80 searches, 250k input and 60k output tokens (gemini-interactions.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+          "Google's estimate per task: about 80 searches, 250k input and 60k output tokens (providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
       },
       verified: false,
       notes: pricingNotes,
     },
     lifecycle: { stage: "preview" },
   },
-  // Agent id, capabilities and 60-min cap from gemini-interactions.md §2, §3, §8; the spec gives no output-token limit for Max.
+  // Agent id, capabilities and 60-min cap from providers/gemini/WIRE.md §2, §3, §8; the spec gives no output-token limit for Max.
   {
     id: "gemini:deep-research-max-preview-04-2026",
     provider: "gemini",
@@ -73,7 +73,7 @@ export const gemini: ModelInfo[] = [
         verified: false,
         source: "https://ai.google.dev/gemini-api/docs/deep-research",
         basis:
-          "Google's estimate per task: about 160 searches, 900k input and 80k output tokens (gemini-interactions.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+          "Google's estimate per task: about 160 searches, 900k input and 80k output tokens (providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
       },
       verified: false,
       notes: pricingNotes,

@@ -1,7 +1,7 @@
 import type { ModelInfo } from "./schema.js";
 
 /**
- * OpenAI Responses API research models (wire format: shared/providers/openai-responses.md).
+ * OpenAI Responses API research models (wire format: providers/openai/WIRE.md).
  * No OpenAI price appears in that spec, and no OpenAI-owned pricing page was read,
  * so every pricing block here is `verified: false`.
  */
@@ -34,7 +34,7 @@ export const openai: ModelInfo[] = [
     },
     lifecycle: { stage: "ga" },
   },
-  // Model ids and dated snapshots from openai-responses.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $10/$40 and $10/K web search).
+  // Model ids and dated snapshots from providers/openai/WIRE.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $10/$40 and $10/K web search).
   {
     id: "openai:o3-deep-research",
     provider: "openai",
@@ -57,12 +57,12 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. The $2.50 cached-input rate (input_tokens_details.cached_tokens) follows OpenAI's o3 pricing and is unconfirmed for this model. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. The $2.50 cached-input rate (input_tokens_details.cached_tokens) follows OpenAI's o3 pricing and is unconfirmed for this model. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (providers/openai/WIRE.md §3).",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o3-deep-research-2025-06-26"],
   },
-  // Model ids and dated snapshots from openai-responses.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $2/$8 and $10/K web search).
+  // Model ids and dated snapshots from providers/openai/WIRE.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $2/$8 and $10/K web search).
   {
     id: "openai:o4-mini-deep-research",
     provider: "openai",
@@ -85,7 +85,7 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page. OpenAI's model page (developers.openai.com/api/docs/models/o4-mini-deep-research) lists $2 input, $0.50 cached input and $8 output per M; the per-search price is not confirmed there, so the block stays unverified. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (openai-responses.md §3).",
+        "From the project's issue and the openrouter.ai model page. OpenAI's model page (developers.openai.com/api/docs/models/o4-mini-deep-research) lists $2 input, $0.50 cached input and $8 output per M; the per-search price is not confirmed there, so the block stays unverified. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (providers/openai/WIRE.md §3).",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o4-mini-deep-research-2025-06-26"],

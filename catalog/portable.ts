@@ -1,12 +1,12 @@
 import type { ModelInfo } from "./schema.js";
 
 /**
- * The portable local engine (DESIGN.md §10): a research loop over any OpenAI-compatible
+ * The portable local engine (ARCHITECTURE.md, "The portable engine"): a research loop over any OpenAI-compatible
  * chat endpoint plus a pluggable search backend. `portable:*` matches every
  * `portable:<chat-provider>/<chat-model>` id.
  */
 export const portable: ModelInfo[] = [
-  // Capabilities and the 900 s deadline maximum from DESIGN.md §10 (receipts make re-attach possible); cost depends on the configured chat model and search backend.
+  // Capabilities and the 900 s deadline maximum from ARCHITECTURE.md, "The portable engine" (receipts make re-attach possible); cost depends on the configured chat model and search backend.
   {
     id: "portable:*",
     provider: "portable",

@@ -1,7 +1,7 @@
 /**
  * Gemini's error bodies and in-stream `error` events name errors several ways: gRPC names
  * (`DEADLINE_EXCEEDED`), lower-case codes (`not_found`), HTTP or gRPC numbers, or a URI
- * (§9). One stable snake_case code comes out, with a sentence on what to do.
+ * (WIRE.md §9). One stable snake_case code comes out, with a sentence on what to do.
  */
 import type { SondeError } from "../../src/errors.js";
 import { errorFromFailure, type HttpFailure } from "../../src/transport/http.js";

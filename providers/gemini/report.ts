@@ -38,7 +38,7 @@ export function citationTarget(annotation: WireAnnotation): { url: string; title
 }
 
 /**
- * Converts annotations of one text block (UTF-8 byte offsets into that block, §5) into
+ * Converts annotations of one text block (UTF-8 byte offsets into that block, WIRE.md §5) into
  * citations with UTF-16 offsets into the report, where the block starts at `base`.
  */
 export function toCitations(text: string, base: number, annotations: WireAnnotation[]): Citation[] {
@@ -104,7 +104,7 @@ export function stringList(value: unknown): string[] {
 }
 
 /**
- * Gemini's usage → Sonde's raw counts (§7). The totals are disjoint (total = input +
+ * Gemini's usage → Sonde's raw counts (WIRE.md §7). The totals are disjoint (total = input +
  * output + tool use + thought), so tool-result tokens count as input, thoughts as
  * reasoning, and output excludes them. Searches: `grounding_tool_count` when the
  * server reports it, else the queries counted in the timeline.
@@ -119,7 +119,7 @@ export function toUsageReport(
   const toolUse = usage.total_tool_use_tokens;
   if (typeof input === "number" || typeof toolUse === "number")
     report.inputTokens = (input ?? 0) + (toolUse ?? 0);
-  // The cached part of the prompt (§7), billed at the context-caching rate.
+  // The cached part of the prompt (WIRE.md §7), billed at the context-caching rate.
   if (typeof usage.total_cached_tokens === "number" && usage.total_cached_tokens > 0)
     report.cachedInputTokens = usage.total_cached_tokens;
   if (typeof usage.total_output_tokens === "number") report.outputTokens = usage.total_output_tokens;

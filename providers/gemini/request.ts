@@ -1,5 +1,5 @@
 /**
- * The create body for a Deep Research agent (§3): background is mandatory, streaming and
+ * The create body for a Deep Research agent (WIRE.md §3): background is mandatory, streaming and
  * storage are on (resume and follow-ups need a stored interaction), and collaborative
  * planning is off, or the agent would stop at a plan instead of running unattended.
  */

@@ -1,11 +1,11 @@
 /**
- * Gemini Interactions API wire shapes (shared/providers/gemini-interactions.md), modelled
+ * Gemini Interactions API wire shapes (WIRE.md), modelled
  * apart from Sonde's public types and kept lenient: every field is optional and unknown
  * keys pass, so a new field or event never breaks a running job. Converted once, in map.ts.
  */
 import { z } from "zod";
 
-/** Selects the steps schema (§0). Sent on every request. */
+/** Selects the steps schema (WIRE.md §0). Sent on every request. */
 export const API_REVISION = "2026-05-20";
 
 export const DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta";
@@ -123,7 +123,7 @@ export const WireEvent = z.looseObject({
 });
 export type WireEvent = z.infer<typeof WireEvent>;
 
-/** Interaction statuses that end a job (§4). `requires_action` cannot progress unattended. */
+/** Interaction statuses that end a job (WIRE.md §4). `requires_action` cannot progress unattended. */
 export function isTerminalStatus(status: string | null | undefined): boolean {
   return (
     status === "completed" ||
@@ -136,7 +136,7 @@ export function isTerminalStatus(status: string | null | undefined): boolean {
 }
 
 /**
- * Legacy events renamed to their steps-schema equivalents (§0), so one mapper reads both:
+ * Legacy events renamed to their steps-schema equivalents (WIRE.md §0), so one mapper reads both:
  * `content.*` → `step.*` (field `content` → `step`, a `text` block → `model_output`),
  * `interaction.start/complete` → `interaction.created/completed`.
  */

@@ -3,7 +3,7 @@
  * top-level `citations` lists, deduplicated by normalized URL. Perplexity models send
  * every annotation with start = end = 0 (no position) and mark sources inline as
  * `[1]`, `[2]`…; marker n is the n-th source in Perplexity's own order (the top-level
- * list when there is one, else annotations in arrival order — openrouter-chat.md §4),
+ * list when there is one, else annotations in arrival order — WIRE.md §4),
  * so the first marker of each source gives that citation its position.
  */
 import { normalizeUrl } from "../../src/aggregate.js";

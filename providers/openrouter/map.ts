@@ -105,6 +105,8 @@ export class ChunkMapper {
       // The run goes on billing upstream; without the final usage chunk, estimate what it cost so far.
       if (!this.#usageSeen)
         events.push({ type: "usage", usage: this.#tally.usage(this.#options.internalReasoning) });
+      // Sonde's own marker, not a provider payload: these events carry none.
+      for (const event of events) event.rawEvent = null;
       return events;
     }
     const parsed = Chunk.safeParse(wire.data);

@@ -14,7 +14,7 @@ export function systemPrompt(request: ResolvedRequest): string | undefined {
   return parts.length ? parts.join("\n\n") : undefined;
 }
 
-/** Chat Completions body (openrouter-chat.md §2). Streaming is mandatory; usage is asked for explicitly. */
+/** Chat Completions body (WIRE.md §2). Streaming is mandatory; usage is asked for explicitly. */
 export function requestBody(request: ResolvedRequest): Record<string, unknown> {
   const messages: Message[] = [];
   const system = systemPrompt(request);

@@ -1,6 +1,6 @@
 /**
  * msw handlers that speak OpenRouter's streamed Chat Completions wire format
- * (openrouter-chat.md §3–§7), for tests one level below `mockResearch`: keepalive
+ * (WIRE.md §3–§7), for tests one level below `mockResearch`: keepalive
  * comments, reasoning deltas, a first content chunk carrying Perplexity-style
  * annotations (start = end = 0), the report in pieces with `[n]` markers left to
  * the caller, usage with the charge in the last chunk, then `data: [DONE]`.

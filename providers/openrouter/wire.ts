@@ -1,6 +1,6 @@
 /**
  * OpenRouter chat-completion chunks as they come off the wire
- * (shared/providers/openrouter-chat.md §4, §6). Minimal and lenient: only what the
+ * (WIRE.md §4, §6). Minimal and lenient: only what the
  * mapper reads, every field optional, unknown keys ignored. Lists are parsed element
  * by element so that one odd annotation cannot hide the rest of a chunk.
  */

@@ -8,7 +8,7 @@ import { utf8Length } from "../../src/text-offsets.js";
 import type { FetchedPage } from "./types.js";
 import { checkQuote, normalizeText } from "./verify.js";
 
-/** Retained corpus cap, in UTF-8 bytes (DESIGN §10). */
+/** Retained corpus cap, in UTF-8 bytes (ARCHITECTURE.md, "The portable engine"). */
 export const CORPUS_CAP_BYTES = 60_000;
 
 /** What the fetcher said about how a source's text was made (see `FetchedPage`). */

@@ -1,5 +1,5 @@
 /**
- * `sonde/providers/portable`: the portable local research engine (DESIGN §10) and its
+ * `sonde/providers/portable`: the portable local research engine (ARCHITECTURE.md, "The portable engine") and its
  * building blocks: job stores, the default fetcher and HTML-to-text, and the offline
  * demo's model, search and fetcher.
  */

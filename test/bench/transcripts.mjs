@@ -246,7 +246,7 @@ function openrouter(deltas) {
 
 /**
  * OpenRouter carrying Perplexity's citations: every annotation at 0/0 on the first content
- * chunk, `[n]` markers inline (openrouter-chat.md §4). `citations: false` is the same text
+ * chunk, `[n]` markers inline (providers/openrouter/WIRE.md §4). `citations: false` is the same text
  * with the markers' characters but no sources.
  */
 function perplexityViaOpenRouter(deltas, citations) {

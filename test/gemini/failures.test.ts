@@ -1,5 +1,5 @@
 /**
- * The known failure modes of long Deep Research runs (§8, §9), each over msw with the
+ * The known failure modes of long Deep Research runs (providers/gemini/WIRE.md §8, §9), each over msw with the
  * fixture transcripts: drops and resume, a refused or hanging resume, in-stream errors,
  * a stream that ends without completion, and create errors.
  */

@@ -100,6 +100,8 @@ describe("openrouter over a real socket", () => {
       costSource: "estimate",
     });
     expect(usage!.costUSD).toBeGreaterThan(0);
+    // An estimate made by Sonde has no provider payload behind it.
+    expect(events.at(-3)!.rawEvent).toBeNull();
     const error = (await job.result().catch((e: unknown) => e)) as StreamInterruptedError & {
       partial: { usage: Usage };
     };
