@@ -1,3 +1,4 @@
+import { InvalidRequestError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
 import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
@@ -133,7 +134,12 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
-        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
+        const previous: unknown = given.previousApiKeys ?? [];
+        if (!Array.isArray(previous) || !previous.every((key) => typeof key === "string"))
+          throw new InvalidRequestError(
+            `${provider}.previousApiKeys must be an array of API keys (strings).`,
+          );
+        for (const key of previous) registerSecret(key);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {

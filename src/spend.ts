@@ -8,7 +8,7 @@
  * is not in it.
  */
 import type { Pricing } from "../catalog/schema.js";
-import { emptyUsage, estimateCost } from "./cost.js";
+import { emptyUsage } from "./cost.js";
 import type { Gap, ResearchEvent, Usage } from "./events.js";
 import type { CancelOutcome } from "./provider.js";
 
@@ -68,20 +68,38 @@ export class SpendMeter {
     }
   }
 
+  /**
+   * What the streamed text, thinking and searches add to the latest estimated usage, at
+   * catalog prices. Plain arithmetic, no allocation: a capped job asks after every wire event.
+   */
+  #streamedExtra(usage: Usage): number {
+    const pricing = this.#pricing;
+    const text = Math.ceil(this.#textChars / CHARS_PER_TOKEN) - usage.outputTokens;
+    const thinking = Math.ceil(this.#thinkingChars / CHARS_PER_TOKEN) - usage.reasoningTokens;
+    const free = pricing.freeSearches ?? 0;
+    const searches = Math.max(usage.searches, this.#searchesStarted, this.#searchesCompleted);
+    const extraSearches = Math.max(0, searches - free) - Math.max(0, usage.searches - free);
+    return (
+      (Math.max(text, 0) * pricing.outputPerM +
+        Math.max(thinking, 0) * (pricing.reasoningPerM ?? pricing.outputPerM)) /
+        1_000_000 +
+      (extraSearches * (pricing.perThousandSearches ?? 0)) / 1000
+    );
+  }
+
+  #costNow(): number {
+    const usage = this.#usage;
+    const cost = usage.costSource === "estimate" ? usage.costUSD + this.#streamedExtra(usage) : usage.costUSD;
+    return Math.max(cost, this.#quoteUSD);
+  }
+
   /** Best current figure for what the job has cost (or, for a quote, will cost), and where it comes from. */
   running(): { costUSD: number; source: SpendSource } {
     const usage = this.#usage;
     let best: { costUSD: number; source: SpendSource } = { costUSD: usage.costUSD, source: usage.costSource };
     if (usage.costSource === "estimate") {
-      const streamed = estimateCost(
-        {
-          ...usage,
-          outputTokens: Math.max(usage.outputTokens, Math.ceil(this.#textChars / CHARS_PER_TOKEN)),
-          reasoningTokens: Math.max(usage.reasoningTokens, Math.ceil(this.#thinkingChars / CHARS_PER_TOKEN)),
-          searches: Math.max(usage.searches, this.#searchesStarted, this.#searchesCompleted),
-        },
-        this.#pricing,
-      );
+      // Whole millionths of a dollar, as the catalog estimate is.
+      const streamed = Math.round((usage.costUSD + this.#streamedExtra(usage)) * 1e6) / 1e6;
       if (streamed > best.costUSD) best = { costUSD: streamed, source: "streamed-estimate" };
     }
     if (this.#quoteUSD > best.costUSD) best = { costUSD: this.#quoteUSD, source: "quote" };
@@ -90,9 +108,8 @@ export class SpendMeter {
 
   /** The crossing, the first time the running cost is above the cap; undefined otherwise (and ever after). */
   crossing(): CapCrossing | undefined {
-    if (this.#crossed) return undefined;
+    if (this.#crossed || this.#costNow() <= this.maxCostUSD) return undefined;
     const { costUSD, source } = this.running();
-    if (costUSD <= this.maxCostUSD) return undefined;
     this.#crossed = true;
     return { maxCostUSD: this.maxCostUSD, costUSD, source };
   }

@@ -97,10 +97,17 @@ describe("sonde CLI", () => {
     await expect(
       run(["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "free"], io().io, client()),
     ).rejects.toThrow(/--max-cost takes a positive number of US dollars/);
+    await expect(
+      run(
+        ["research", "q", "--model", "openai:gpt-5.5-pro", "--max-cost", "2", "--detach"],
+        io().io,
+        client(),
+      ),
+    ).rejects.toThrow(/cannot go with --detach; pass --max-cost to `sonde attach`/);
 
     // A streamed report of 4,000 characters is ~$0.012 of output at $12 per M: a tenth of a cent stops it early.
     clearMocks();
-    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
     const capped = io();
     const code = await run(
       ["research", "q", "--model", "gemini:deep-research-preview-04-2026", "--max-cost", "0.001"],
@@ -111,6 +118,24 @@ describe("sonde CLI", () => {
     expect(code).toBe(1);
     expect(capped.err()).toMatch(/\[incomplete\]/);
     expect(capped.out().length).toBeLessThan(4000);
+  });
+
+  it("attach takes --max-cost too: a detached job is capped once it is followed again", async () => {
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
+    const c = client();
+    const detached = io();
+    await run(
+      ["research", "q", "--model", "gemini:deep-research-preview-04-2026", "--detach"],
+      detached.io,
+      c,
+    );
+    const dir = mkdtempSync(join(tmpdir(), "sonde-cli-"));
+    const refFile = join(dir, "ref.json");
+    writeFileSync(refFile, detached.out());
+    const attached = io();
+    expect(await run(["attach", refFile, "--max-cost", "0.002"], attached.io, c)).toBe(1);
+    expect(attached.err()).toMatch(/\[incomplete\]/);
+    expect(attached.out()).toMatch(/cost-cap: The spend cap of \$0\.00200 was crossed/);
   });
 
   it("--json writes one parseable event per line ending with done", async () => {

@@ -14,7 +14,7 @@ import { describeModel, Progress, renderEstimate, renderSources } from "./render
 const usage = `Usage:
   sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
                    [--max-cost <usd>]   stop the job when its running cost passes this many dollars
-  sonde attach <ref.json> [--json] [--record <file>]
+  sonde attach <ref.json> [--json] [--record <file>] [--max-cost <usd>]
   sonde status <ref.json>
   sonde cancel <ref.json>
   sonde models [--provider <name>] [--json]
@@ -32,6 +32,14 @@ interface Io {
 }
 
 class UsageError extends Error {}
+
+function maxCostOf(flag: string | undefined): number | undefined {
+  if (flag === undefined) return undefined;
+  const value = Number(flag);
+  if (!(Number.isFinite(value) && value > 0))
+    throw new UsageError(`--max-cost takes a positive number of US dollars, e.g. 2.50, not "${flag}"`);
+  return value;
+}
 
 function readRef(path: string | undefined): unknown {
   if (!path) throw new UsageError("missing <ref.json>");
@@ -118,10 +126,12 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
         throw new UsageError(
           `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
         );
-      const maxCost = values["max-cost"];
-      const maxCostUSD = maxCost === undefined ? undefined : Number(maxCost);
-      if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
-        throw new UsageError(`--max-cost takes a positive number of US dollars, e.g. 2.50, not "${maxCost}"`);
+      const maxCostUSD = maxCostOf(values["max-cost"]);
+      // The cap is enforced by the process that follows the job; a detached job has none.
+      if (maxCostUSD !== undefined && values.detach)
+        throw new UsageError(
+          "--max-cost needs this process to follow the job, so it cannot go with --detach; pass --max-cost to `sonde attach` instead",
+        );
       const request = {
         model: values.model,
         query: argument,
@@ -138,8 +148,11 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       }
       return stream(job, io, values);
     }
-    case "attach":
-      return stream(client.research.attach(readRef(argument)), io, values);
+    case "attach": {
+      const maxCostUSD = maxCostOf(values["max-cost"]);
+      const options = maxCostUSD !== undefined ? { maxCostUSD } : {};
+      return stream(client.research.attach(readRef(argument), options), io, values);
+    }
     case "status": {
       const snapshot = await client.research.get(readRef(argument));
       io.stdout(`${JSON.stringify(snapshot, null, 2)}\n`);

@@ -94,6 +94,11 @@ describe("ref credential binding", () => {
     job.abort();
   });
 
+  it("rejects previousApiKeys that are not a list of keys", () => {
+    const given = { apiKey: KEY_B, previousApiKeys: KEY_A as unknown as string[] };
+    expect(() => new Sonde({ openai: given, env: {} })).toThrow(/openai\.previousApiKeys must be an array/);
+  });
+
   it("refuses a ref whose job id was edited", async () => {
     mockResearch("# Report").always().register();
     const ref = await refOf(client({ apiKey: KEY_A }).sonde.research.start(request));

@@ -4,13 +4,14 @@
  * the cancel race completes whole; a failed cancel says the spend may go on. Plus what
  * validation and `estimate()` tell a user before the start.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { findModel } from "../../catalog/index.js";
 import { emptyUsage } from "../../src/cost.js";
 import type { ResearchEvent } from "../../src/events.js";
-import { Sonde, UnsupportedOptionError } from "../../src/index.js";
+import { InvalidRequestError, Sonde, UnsupportedOptionError } from "../../src/index.js";
 import { ResearchJob } from "../../src/job.js";
 import type { CancelOutcome, EngineSession } from "../../src/provider.js";
+import { clearMocks, mockResearch } from "../../src/testing/index.js";
 import { fakeSession, script } from "../helpers/fake-engine.js";
 
 // o4-mini deep research: $8 per M output tokens, $10 per 1,000 searches.
@@ -212,5 +213,55 @@ describe("spend cap before the start", () => {
     });
     expect(hosted).toMatchObject({ holdUSD: 6, maxCostUSD: 5, capChecked: "at-end", typical: "unknown" });
     expect(hosted.notes.join(" ")).toMatch(/holds about \$6\.00 .* above the cap/);
+  });
+});
+
+describe("spend cap on attach, and a broken integration", () => {
+  afterEach(() => clearMocks());
+
+  it("attach(ref, { maxCostUSD }) caps the re-attached job; a bad cap is refused before anything runs", async () => {
+    // 4,000 characters of report at $12 per M output tokens: ~$0.012 for the whole job, which
+    // the mock "provider" runs at 10 ms an event, so it is still running when the cap is crossed.
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
+    const client = new Sonde({ env: {} });
+    const first = client.research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
+    for await (const event of first) if (event.type === "text") break;
+    const ref = first.toRef();
+    expect(() => client.research.attach(ref, { maxCostUSD: -1 })).toThrow(InvalidRequestError);
+    const attached = client.research.attach(ref, { maxCostUSD: 0.002 });
+    const result = await attached.result();
+    expect(result.status).toBe("incomplete");
+    expect(result.gaps.map((gap) => gap.kind)).toEqual(["cost-cap"]);
+    expect(result.usage.costUSD).toBeGreaterThanOrEqual(0.002);
+    expect(result.report.length).toBeLessThan(4000);
+  });
+
+  it("an observer that throws, or a telemetry that cannot observe, changes nothing the job delivers", async () => {
+    mockResearch("steady report").always().register();
+    const warnings: string[] = [];
+    const throwing = new Sonde({
+      env: {},
+      telemetry: {
+        observeJob: () => () => {
+          throw new Error("exporter down");
+        },
+      },
+    });
+    const failing = new Sonde({
+      env: {},
+      logger: { warn: (message) => warnings.push(message) },
+      telemetry: {
+        observeJob: () => {
+          throw new Error("no tracer");
+        },
+      },
+    });
+    for (const client of [throwing, failing]) {
+      const result = await client.research
+        .start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
+        .result();
+      expect(result).toMatchObject({ status: "completed", report: "steady report" });
+    }
+    expect(warnings).toEqual(["telemetry failed to observe a job; it runs unobserved"]);
   });
 });

@@ -188,7 +188,7 @@ describe("sonde/tracing", () => {
   });
 
   it("a job stopped at its spend cap: cancel by cost-cap and the cap as span events, status incomplete", async () => {
-    mockResearch("word ".repeat(800), { delayMs: 1 }).always().register();
+    mockResearch("word ".repeat(800), { delayMs: 10 }).always().register();
     const client = new Sonde({ env: {}, telemetry });
     const result = await client.research
       .start({ model: "gemini:deep-research-preview-04-2026", query: "q", budget: { maxCostUSD: 0.001 } })
