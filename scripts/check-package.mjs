@@ -198,6 +198,49 @@ const run = async () => {
 };
 run().catch((e) => fail(e.stack ?? String(e)));
 `;
+  // The portable default fetcher loads undici, linkedom, Readability, pdf.js and the charset
+  // sniffer on first use: from the installed tarball they must resolve under import and require.
+  const fetcherScenario = (load) => `
+${load}
+const fail = (message) => { console.error("FAIL: " + message); process.exit(1); };
+const pdf = (() => {
+  const objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [5 0 R] /Count 1 >>",
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"];
+  const content = "BT /F1 12 Tf 72 720 Td (The packaged fetcher reads this PDF page.) Tj ET";
+  objects.push("<< /Length " + content.length + " >>\\nstream\\n" + content + "\\nendstream");
+  objects.push("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>");
+  let out = "%PDF-1.4\\n";
+  const offsets = objects.map((body, i) => { const at = out.length; out += (i + 1) + " 0 obj\\n" + body + "\\nendobj\\n"; return at; });
+  const xref = out.length;
+  out += "xref\\n0 " + (objects.length + 1) + "\\n0000000000 65535 f \\n" + offsets.map((o) => String(o).padStart(10, "0") + " 00000 n \\n").join("");
+  return out + "trailer\\n<< /Size " + (objects.length + 1) + " /Root 1 0 R >>\\nstartxref\\n" + xref + "\\n%%EOF\\n";
+})();
+const article = "<html><head><title>Packaged</title></head><body><nav>Home News</nav><article><p>" +
+  "The packaged fetcher keeps the article text of this page and drops its navigation. ".repeat(8) + "</p></article></body></html>";
+const server = createServer((req, res) => {
+  if (req.url === "/robots.txt") return res.writeHead(404).end();
+  if (req.url === "/report.pdf") return res.writeHead(200, { "content-type": "application/pdf" }).end(pdf);
+  res.writeHead(200, { "content-type": "text/html; charset=windows-1252" }).end(article);
+});
+const run = async () => {
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = "http://127.0.0.1:" + server.address().port;
+  try {
+    const fetcher = defaultFetcher({ allowHosts: ["127.0.0.1"] });
+    const signal = new AbortController().signal;
+    const page = await fetcher.fetch(base + "/article", { signal });
+    if (page.extraction !== "article" || page.text.includes("Home News") || page.encoding !== "windows-1252")
+      fail("HTML not extracted: " + JSON.stringify(page).slice(0, 300));
+    const report = await fetcher.fetch(base + "/report.pdf", { signal });
+    if (report.extraction !== "pdf" || report.text !== "The packaged fetcher reads this PDF page.")
+      fail("PDF not read: " + JSON.stringify(report));
+    const refused = await fetcher.fetch("http://[::1]:9/", { signal }).then(() => undefined, (e) => e);
+    if (refused?.name !== "FetchRefused") fail("loopback not refused: " + refused);
+  } finally { server.close(); }
+  console.log("ok", process.argv[1].split("/").pop());
+};
+run().catch((e) => fail(e.stack ?? String(e)));
+`;
   const providers = subpaths.filter((key) => key.startsWith("./providers/")).map((key) => key.slice(12));
   const scripts = {
     "load.mjs": loadEsm(false),
@@ -217,6 +260,10 @@ const { listModels } = require("sonde/catalog");
 const providerAdapters = Object.fromEntries(${JSON.stringify(providers)}
   .map((name) => [name, require("sonde/providers/" + name)[name + "Adapter"]]));`),
   };
+  scripts["fetcher.mjs"] = fetcherScenario(`import { createServer } from "node:http";
+import { defaultFetcher } from "sonde/providers/portable";`);
+  scripts["fetcher.cjs"] = fetcherScenario(`const { createServer } = require("node:http");
+const { defaultFetcher } = require("sonde/providers/portable");`);
   for (const [name, text] of Object.entries(scripts)) {
     writeFileSync(join(app, name), text);
     run(node, [name], { cwd: app });

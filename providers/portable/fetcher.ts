@@ -3,6 +3,7 @@
  * is loaded on the first fetch, so importing the package pulls in none of it.
  */
 
+import { InvalidRequestError } from "../../src/errors.js";
 import type { PageSettings } from "./fetch/page.js";
 import type { HostLookup } from "./fetch/target.js";
 import { fetchTransport, type PageTransport } from "./fetch/transport.js";
@@ -87,6 +88,7 @@ async function settingsOf(options: DefaultFetcherOptions): Promise<PageSettings>
  * text by its declared or sniffed charset.
  */
 export function defaultFetcher(options: DefaultFetcherOptions = {}): Fetcher {
+  checkOptions(options);
   let loaded: Promise<Fetcher> | undefined;
   return {
     async fetch(url, init) {
@@ -96,4 +98,26 @@ export function defaultFetcher(options: DefaultFetcherOptions = {}): Fetcher {
       return (await loaded).fetch(url, init);
     },
   };
+}
+
+function checkOptions(options: DefaultFetcherOptions): void {
+  const bad = (message: string) => new InvalidRequestError(`defaultFetcher: ${message}.`);
+  const { allowHosts, lookup, transport } = options;
+  if (
+    allowHosts !== undefined &&
+    !(Array.isArray(allowHosts) && allowHosts.every((h) => typeof h === "string" && h))
+  )
+    throw bad(
+      'allowHosts must be an array of host names or IP literals (e.g. ["wiki.corp.example", "127.0.0.1"])',
+    );
+  if (lookup !== undefined && lookup !== false && typeof lookup !== "function")
+    throw bad("lookup must be a function (hostname) => Promise<{ address, family }[]>, or false");
+  if (transport !== undefined && typeof transport !== "function")
+    throw bad("transport must be a function (request) => Promise<Response>");
+  const counts = { maxRedirects: 0, maxBytes: 1, timeoutMs: 1, perHostConcurrency: 1 } as const;
+  for (const [name, least] of Object.entries(counts)) {
+    const value = options[name as keyof typeof counts];
+    if (value !== undefined && !(Number.isInteger(value) && value >= least))
+      throw bad(`${name} must be an integer of at least ${least}; got ${String(value)}`);
+  }
 }

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressRefusal } from "../../../providers/portable/fetch/address.js";
-import { defaultFetcher, type Fetcher } from "../../../providers/portable/index.js";
+import {
+  defaultFetcher,
+  type Fetcher,
+  type PageRequest,
+  type PageTransport,
+} from "../../../providers/portable/index.js";
 import { type Loopback, startLoopback } from "../../helpers/loopback.js";
 import { guardConnections, tableLookup } from "./guard.js";
 
@@ -125,6 +130,31 @@ describe("default fetcher: no fetches into private networks", () => {
     expect(page.text).toContain("1,250 bicycle commuters");
     expect(calls).toEqual(["rebind.test"]);
     expect(guard.attempts).toEqual(["127.0.0.1"]);
+  });
+});
+
+describe("default fetcher without a resolver (lookup: false, as on runtimes without Node sockets)", () => {
+  it("still refuses IP literals and localhost names, and hands host names to the transport unresolved", async () => {
+    const sent: PageRequest[] = [];
+    const transport: PageTransport = async (request) => {
+      sent.push(request);
+      return new Response(ARTICLE, { headers: { "content-type": "text/html" } });
+    };
+    const fetcher = defaultFetcher({ lookup: false, transport, robots: false });
+    for (const url of [
+      "http://localhost/",
+      "http://app.localhost/",
+      "http://10.0.0.1/",
+      "http://[fd00:ec2::254]/",
+    ])
+      expect((await failure(fetcher, url)).name, url).toBe("FetchRefused");
+    expect(sent).toEqual([]);
+    const page = await fetcher.fetch("https://news.example.org/bridge", { signal: signal() });
+    expect(page.text).toContain("1,250 bicycle commuters");
+    expect(sent.map((r) => [r.url.href, r.address])).toEqual([
+      ["https://news.example.org/bridge", undefined],
+    ]);
+    expect(guard.attempts).toEqual([]);
   });
 });
 

@@ -51,13 +51,11 @@ function client() {
     return response;
   };
   const { lookup } = tableLookup({ [SERVER]: ["127.0.0.1"] });
+  const store = createMemoryStore();
   return {
     chat,
-    client: portableClient({
-      fetcher: defaultFetcher({ allowHosts: [SERVER], lookup }),
-      store: createMemoryStore(),
-      fetch,
-    }),
+    store,
+    client: portableClient({ fetcher: defaultFetcher({ allowHosts: [SERVER], lookup }), store, fetch }),
   };
 }
 
@@ -80,7 +78,7 @@ describe("default fetcher in the research loop", () => {
   });
 
   it("reads a PDF page by page, and its citation names the page its quote is on", async () => {
-    const { client: sonde, chat } = client();
+    const { client: sonde, chat, store } = client();
     const job = sonde.research.start({
       model: MODEL,
       query: QUERY,
@@ -98,6 +96,12 @@ describe("default fetcher in the research loop", () => {
       title: "Cycling report 2024",
       page: 2,
       verified: true,
+    });
+    // The fetch receipt keeps the page offsets: a job continued after a restart cites the same pages.
+    const receipts = await store.readReceipts(job.toRef().jobId);
+    expect(receipts.find((r) => r.kind === "fetch")?.result).toMatchObject({
+      extraction: "pdf",
+      pageStarts: [0, expect.any(Number)],
     });
   });
 

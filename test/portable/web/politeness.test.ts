@@ -2,6 +2,7 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type DefaultFetcherOptions, defaultFetcher, USER_AGENT } from "../../../providers/portable/index.js";
+import { InvalidRequestError } from "../../../src/index.js";
 import { type Loopback, startLoopback } from "../../helpers/loopback.js";
 import { guardConnections } from "./guard.js";
 
@@ -109,5 +110,28 @@ describe("default fetcher: caps", () => {
     await expect(
       fetcher({ robots: false, timeoutMs: 300 }).fetch(`${server.url}/silent`, { signal: signal() }),
     ).rejects.toThrow("no complete answer within 0.3 s");
+  });
+});
+
+describe("default fetcher: options", () => {
+  it("rejects unusable options when it is made, with a typed error that says what to pass", () => {
+    const error = (options: unknown) => {
+      try {
+        defaultFetcher(options as DefaultFetcherOptions);
+      } catch (e) {
+        return e;
+      }
+      throw new Error("accepted");
+    };
+    const hosts = error({ allowHosts: "wiki.corp" });
+    expect(InvalidRequestError.isInstance(hosts)).toBe(true);
+    expect((hosts as Error).message).toMatch(/^defaultFetcher: allowHosts must be an array of host names/);
+    expect((error({ maxBytes: 0 }) as Error).message).toBe(
+      "defaultFetcher: maxBytes must be an integer of at least 1; got 0.",
+    );
+    expect((error({ perHostConcurrency: 1.5 }) as Error).message).toMatch(
+      /perHostConcurrency must be an integer/,
+    );
+    expect((error({ lookup: "8.8.8.8" }) as Error).message).toMatch(/lookup must be a function/);
   });
 });
