@@ -31,7 +31,7 @@ const optionKeys: Record<string, readonly string[]> = {
   openrouter: [...engine, "appName", "appUrl"],
   perplexity: [...engine, "presetField", "agentPath", "stream", "cancelWaitMs"],
   hosted: [...engine, "cancelWaitMs"],
-  portable: ["chat", "search", "fetcher", "store", "maxConcurrentJobs"],
+  portable: ["chat", "search", "fetcher", "store", "maxConcurrentJobs", "leaseMs"],
   retry: ["attempts", "minDelayMs", "maxDelayMs"],
 };
 
