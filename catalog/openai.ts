@@ -30,7 +30,7 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue; not in shared/providers and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here, and no cached-input rate for the Pro model (none is set: cached tokens are priced as input).",
+        "From the project's issue; not in providers/openai/WIRE.md and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here, and no cached-input rate for the Pro model (none is set: cached tokens are priced as input).",
     },
     lifecycle: { stage: "ga" },
   },

@@ -1,7 +1,7 @@
 import type { ModelInfo } from "./schema.js";
 
 /**
- * OpenRouter Chat Completions streaming (shared/providers/openrouter-chat.md): one long
+ * OpenRouter Chat Completions streaming (providers/openrouter/WIRE.md): one long
  * request, no job id, no resume, no server cancel; tools are managed upstream, so
  * `tools` is empty. OpenRouter reports its own charge (`usage.cost`), so these prices
  * only feed estimates. Prices were read from openrouter.ai model pages (undated
@@ -36,7 +36,7 @@ export const openrouter: ModelInfo[] = [
       verified: true,
       source: "https://openrouter.ai/perplexity/sonar-deep-research",
       notes:
-        "Input includes citation tokens (processed search results), billed at the input rate. The $3/M reasoning rate is from https://docs.perplexity.ai/getting-started/pricing. Aborting the stream does not stop Perplexity from finishing and billing (openrouter-chat.md §5).",
+        "Input includes citation tokens (processed search results), billed at the input rate. The $3/M reasoning rate is from https://docs.perplexity.ai/getting-started/pricing. Aborting the stream does not stop Perplexity from finishing and billing (providers/openrouter/WIRE.md §5).",
     },
     lifecycle: {
       stage: "deprecated",

@@ -13,7 +13,7 @@ const capabilities = {
   background: true,
   resume: true,
   cancel: true,
-  // `previous_response_id` is in the spec (§3 and the P6 chat captures); with presets it is unconfirmed.
+  // `previous_response_id` is in the spec (providers/perplexity/WIRE.md §3 and the P6 chat captures); with presets it is unconfirmed.
   followUps: true,
   // The preset picks its own tools (web_search, fetch_url); Sonde sends none.
   tools: [],
@@ -45,7 +45,7 @@ export const perplexity: ModelInfo[] = [
     description:
       "Background deep research on the Agent API: streamed with resume, polled, cancelled server-side. Formerly the deep-research preset.",
     capabilities,
-    // The spec publishes no run limit for background runs (§5); the hour matches the other engines.
+    // The spec publishes no run limit for background runs (providers/perplexity/WIRE.md §5); the hour matches the other engines.
     limits: { maxDurationMs: 3_600_000 },
     pricing: presetPricing("One observed medium run cost $0.01599 (P6).", {
       low: 0.016,

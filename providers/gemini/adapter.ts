@@ -1,6 +1,6 @@
 /**
  * The Gemini engine: Deep Research agents over the Interactions API
- * (shared/providers/gemini-interactions.md), steps schema, `Api-Revision: 2026-05-20`.
+ * (WIRE.md), steps schema, `Api-Revision: 2026-05-20`.
  */
 import type { KyInstance } from "ky";
 import { z } from "zod";

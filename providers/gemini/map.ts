@@ -240,7 +240,7 @@ export class GeminiMapper {
   #mapLocal(local: LocalEvent, data: unknown, batch: Batch): void {
     const interaction = WireInteraction.safeParse(data).data ?? {};
     if (local.kind === "poll") {
-      // A heartbeat per poll (§8 of the design): the job is alive while no stream is open.
+      // A heartbeat per poll (ARCHITECTURE.md, "The flow of one job"): the job is alive while no stream is open.
       if (interaction.status && !isTerminalStatus(interaction.status))
         this.#setStatus(interaction.status, batch, true);
       return;

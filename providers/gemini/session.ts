@@ -2,7 +2,7 @@
  * One Deep Research interaction: submit (POST, streamed), follow it after a drop the way
  * the Gemini docs prescribe (GET the interaction; if it is over, read the stored result,
  * else reconnect with `last_event_id`), and poll with backoff when resuming fails or is
- * refused, so that the report is never lost (§8).
+ * refused, so that the report is never lost (WIRE.md §8).
  */
 import type { KyInstance } from "ky";
 import {
@@ -58,7 +58,7 @@ export interface SessionInit {
 
 /**
  * Gemini sends no `event_id` on the first lifecycle events, and real Deep Research streams
- * also leave it off some deltas (§6, G11). A stable stand-in lets the core deduplicate such
+ * also leave it off some deltas (WIRE.md §6, G11). A stable stand-in lets the core deduplicate such
  * events when a stream is replayed and place a ref taken on one; it is never sent back as
  * `last_event_id`. Lifecycle events are named by what they are; any other event by its
  * position after the last real id of its connection (a resume after id X replays the same
@@ -266,7 +266,7 @@ export class GeminiSession implements EngineSession {
   }
 
   /**
-   * An `error` event may be about the stream rather than the job (§9: "GET the interaction
+   * An `error` event may be about the stream rather than the job (WIRE.md §9: "GET the interaction
    * to learn its status"): a finished interaction yields its stored result, a running one
    * is resumed, and only when the status cannot be read does the event end the job.
    */

@@ -1,5 +1,5 @@
 /**
- * The hosted `agents.deep_research` job API (shared/providers/hosted-job-api.md): invoke,
+ * The hosted `agents.deep_research` job API (WIRE.md): invoke,
  * poll (honouring Retry-After), cancel with DELETE. The invoke has no idempotency key,
  * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
  * with a status line and no job id (429, 503) may be retried by the core.

@@ -1,6 +1,6 @@
 /**
  * The hosted `agents.deep_research` job API as it comes off the wire
- * (shared/providers/hosted-job-api.md). The spec leaves the error body and where the
+ * (WIRE.md). The spec leaves the error body and where the
  * result sits in a job unspecified, so these schemas are lenient and the mapper looks
  * in the documented place (`result`) first, then at the top level.
  */

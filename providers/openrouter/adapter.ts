@@ -1,5 +1,5 @@
 /**
- * OpenRouter Chat Completions (shared/providers/openrouter-chat.md): one long streamed
+ * OpenRouter Chat Completions (WIRE.md): one long streamed
  * request with no job id, no resume and no server-side cancel. The generation id of
  * the first chunk stands in for a job id. A drop ends the job: Sonde never resends a
  * request that may already be running and billing upstream.
@@ -235,7 +235,7 @@ function upstreamOf(model: string): string {
   return model.slice(0, Math.max(0, model.indexOf("/")));
 }
 
-/** Upstreams that keep running and billing after the client disconnects (openrouter-chat.md §5). */
+/** Upstreams that keep running and billing after the client disconnects (WIRE.md §5). */
 const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 
 export const openrouterAdapter: ResearchAdapter = {

@@ -16,7 +16,7 @@ export const DONE = "[DONE]";
 /** What `connect` yields when the stream was lost before its end: time to estimate the cost. */
 export const INTERRUPTED = "[INTERRUPTED]";
 
-/** Mid-stream `error_type`s a fresh request may get past (openrouter-chat.md §6). */
+/** Mid-stream `error_type`s a fresh request may get past (WIRE.md §6). */
 const transientErrors = new Set([
   "rate_limit_exceeded",
   "provider_overloaded",

@@ -1,7 +1,7 @@
 /**
  * OpenRouter's answer when it no longer routes a model: 404 "No endpoints found for …", or
  * (since 2026-08-19) an `availability` code such as `no_endpoints` or `model_deprecated`
- * (openrouter-chat.md §6). Whether OpenRouter still serves Perplexity's Sonar models after
+ * (WIRE.md §6). Whether OpenRouter still serves Perplexity's Sonar models after
  * Perplexity retired them is unconfirmed, so the catalog names a replacement and this turns
  * that answer into an error that names it instead of a bare "pick another model".
  */

@@ -40,7 +40,7 @@ export function perplexityHttp(context: ProviderContext): KyInstance {
     headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
     fetch: context.fetch,
     clock: context.clock,
-    // Every answer starts at once (a background submit returns in well under a second, §5):
+    // Every answer starts at once (a background submit returns in well under a second, WIRE.md §5):
     // headers that take longer than the idle limit mean a dead request.
     timeoutMs: context.idleTimeoutMs,
     classify,
@@ -48,14 +48,14 @@ export function perplexityHttp(context: ProviderContext): KyInstance {
 }
 
 /**
- * A resume after the reconnect window answers 400 (§11); the run itself is fine and can
+ * A resume after the reconnect window answers 400 (WIRE.md §11); the run itself is fine and can
  * be polled. Only the resume GET asks this, so any 400 there means "poll instead".
  */
 export function isStreamRefused(error: unknown): boolean {
   return (error as { status?: unknown } | null)?.status === 400;
 }
 
-/** §9: a 5xx on the create may come after the run was stored; there is no key to reconcile it. */
+/** WIRE.md §9: a 5xx on the create may come after the run was stored; there is no key to reconcile it. */
 export function isIndeterminateCreateFailure(error: SondeError): boolean {
   return error.status !== undefined && error.status >= 500;
 }

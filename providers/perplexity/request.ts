@@ -17,7 +17,7 @@ export const supportedOptions: readonly RequestOption[] = [
   "previousJobId",
 ];
 
-/** Later docs call the preset field `effort`; whether `preset` stays accepted is unconfirmed (§2). */
+/** Later docs call the preset field `effort`; whether `preset` stays accepted is unconfirmed (WIRE.md §2). */
 export type PresetField = "preset" | "effort";
 export const DEFAULT_PRESET_FIELD: PresetField = "preset";
 /** `/v1/responses` is the documented alias. */

@@ -52,7 +52,7 @@ function snapshot(run: MockRun, options: ProviderMockOptions, status: string) {
     status,
     background: true,
     store: true,
-    // While queued, running or cancelled, `model` holds the preset name (§3, P6).
+    // While queued, running or cancelled, `model` holds the preset name (WIRE.md §3, P6).
     model: finished ? "openai/gpt-6-luna" : run.preset,
     error: status === "cancelled" ? { code: "cancelled", message: "cancelled", type: "cancelled" } : null,
     incomplete_details: status === "cancelled" ? { reason: "cancelled" } : null,

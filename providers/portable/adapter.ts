@@ -275,7 +275,7 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
 }
 
 /**
- * The portable (local) research engine, DESIGN §10: `portable:<chat>/<model>` over any
+ * The portable (local) research engine, ARCHITECTURE.md, "The portable engine": `portable:<chat>/<model>` over any
  * OpenAI-compatible chat endpoint, a pluggable search backend and fetcher, with a durable
  * job store; `portable:demo/offline` runs the same loop offline with no key.
  */

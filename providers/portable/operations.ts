@@ -27,7 +27,7 @@ export interface Budget {
 }
 
 /**
- * Budgets of a portable job when the request sets none (DESIGN §10). Shared by every
+ * Budgets of a portable job when the request sets none (ARCHITECTURE.md, "The portable engine"). Shared by every
  * branch of the job; requests may raise them to at most 30 model calls, 20 searches,
  * 40 fetches, parallelism 4 and a 900 s deadline (counted from slot admission).
  */

@@ -17,7 +17,7 @@ import type {
 } from "../../providers/portable/types.js";
 import { runScript } from "./scripts.js";
 
-/** Seven days, the portable engine's retention (DESIGN §10). */
+/** Seven days, the portable engine's retention (ARCHITECTURE.md, "The portable engine"). */
 const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface RedisStoreOptions {

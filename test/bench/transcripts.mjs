@@ -1,6 +1,6 @@
 /**
  * Long streaming transcripts for the side-by-side bench, in each engine's wire format
- * (shared/providers/*.md, as the fixtures in test/fixtures/ have them): lifecycle events,
+ * (providers/<name>/WIRE.md, as the fixtures in test/fixtures/ have them): lifecycle events,
  * then `deltas` text deltas mixing ASCII, accents, CJK and emoji, then the terminal event.
  * Plain JavaScript so that fresh benchmark processes run them without a compiler.
  */

@@ -1,6 +1,6 @@
 /**
  * A long, seeded OpenAI Responses background stream in the wire format of
- * shared/providers/openai-responses.md: lifecycle events carrying the full Response,
+ * providers/openai/WIRE.md: lifecycle events carrying the full Response,
  * reasoning items, web searches (search, open_page, find_in_page), thousands of text
  * deltas mixing ASCII, accents, CJK and emoji (ZWJ sequences, flags), inline citations
  * annotated a few deltas late with code-point offsets, and gaps in `sequence_number`.

@@ -11,7 +11,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 
 const SOURCES = 20;
 
-/** Perplexity's shape (openrouter-chat.md §4): every annotation at 0/0 on the first content chunk, `[n]` markers inline. */
+/** Perplexity's shape (providers/openrouter/WIRE.md §4): every annotation at 0/0 on the first content chunk, `[n]` markers inline. */
 function chunk(i: number, citations: boolean): unknown {
   const annotations =
     citations && i === 0

@@ -178,7 +178,7 @@ describe("perplexity agent: the sample transcript (providers/perplexity/WIRE.md 
   });
 });
 
-describe("perplexity agent: background snapshots and poll-only use (§5)", () => {
+describe("perplexity agent: background snapshots and poll-only use (providers/perplexity/WIRE.md §5)", () => {
   it("stream: false submits, polls queued → in_progress → completed, and reads report, sources and cost from the snapshot", async () => {
     const seen = replay(server, BASE, background);
     const job = client({ stream: false }).research.start({ model, query });
@@ -267,7 +267,7 @@ describe("perplexity agent: the request", () => {
   });
 });
 
-describe("perplexity agent: error bodies (§8) and the single create (§9)", () => {
+describe("perplexity agent: error bodies (providers/perplexity/WIRE.md §8) and the single create (§9)", () => {
   it.each([
     ["unknownField400", InvalidRequestError, "invalid_request"],
     ["invalidKey401", AuthenticationError, "authentication"],
@@ -298,7 +298,7 @@ describe("perplexity agent: error bodies (§8) and the single create (§9)", () 
     expect(seen).toHaveLength(1);
   });
 
-  it("a 429 on the create was refused before storing: resent after the wait (§9), one run", async () => {
+  it("a 429 on the create was refused before storing: resent after the wait (WIRE.md §9), one run", async () => {
     const fixture = errors.rateLimit429!;
     const seen = replay(server, BASE, [
       post({ ...json(fixture.status, fixture.body), headers: { "retry-after": "0" } }),
@@ -357,7 +357,7 @@ describe("perplexity agent: error bodies (§8) and the single create (§9)", () 
   });
 });
 
-describe("perplexity agent: cancel (§10) and cost", () => {
+describe("perplexity agent: cancel (WIRE.md §10) and cost", () => {
   const CID = cancelled.id as string;
   const ref: JobRef = {
     v: 1,

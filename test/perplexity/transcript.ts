@@ -51,7 +51,7 @@ function snapshot(status: string, extra: Record<string, unknown> = {}): Record<s
     status,
     background: true,
     store: true,
-    // While queued or running, `model` holds the preset name (§3, P6).
+    // While queued or running, `model` holds the preset name (providers/perplexity/WIRE.md §3, P6).
     model: "medium",
     error: null,
     incomplete_details: null,
@@ -169,7 +169,7 @@ export function agentTranscript(
   push({ type: "response.completed", response: final });
 
   return {
-    // Bare `data:` lines, no `event:` line (§4).
+    // Bare `data:` lines, no `event:` line (providers/perplexity/WIRE.md §4).
     ...frame(events, (event) => `data: ${JSON.stringify(event)}\n\n`),
     final,
     running: snapshot("in_progress", { output: output.slice(0, 2) }),
