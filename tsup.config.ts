@@ -5,15 +5,19 @@ const providers = ["openai", "gemini", "openrouter", "perplexity", "hosted", "po
 const shared: Options = {
   entry: {
     index: "src/index.ts",
+    core: "src/core.ts",
     testing: "src/testing/index.ts",
     "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
+    provider: "src/provider-entry.ts",
     tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,
   sourcemap: true,
   target: "node22",
+  // Keep `node:` on the lazily loaded built-ins: Deno, Bun and Workers resolve them only so.
+  removeNodeProtocol: false,
   // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's;
   // @opentelemetry/api is an optional peer that only sonde/tracing imports.
   external: ["msw", "msw/node", "zod", "@opentelemetry/api"],

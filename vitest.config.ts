@@ -17,6 +17,8 @@ export default defineConfig({
       { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
+      { find: /^sonde\/core$/, replacement: here("./src/core.ts") },
+      { find: /^sonde\/provider$/, replacement: here("./src/provider-entry.ts") },
       { find: /^sonde$/, replacement: here("./src/index.ts") },
     ],
   },
@@ -26,6 +28,8 @@ export default defineConfig({
     // Benchmarks run only with `npm run bench` (vitest's dedicated benchmark project).
     benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
+    // Tests reach loopback only; the guard fails a test that tries anything else.
+    setupFiles: ["test/setup/network-guard.ts"],
     pool: "forks",
     env: { HOME: scratchHome, USERPROFILE: scratchHome },
   },

@@ -1,5 +1,6 @@
 import { gemini } from "./gemini.js";
 import { hosted } from "./hosted.js";
+import type { modelIds } from "./ids.js";
 import { openai } from "./openai.js";
 import { openrouter } from "./openrouter.js";
 import { perplexity } from "./perplexity.js";
@@ -12,6 +13,17 @@ export * from "./schema.js";
 export const models: readonly ModelInfo[] = Object.freeze(
   Catalog.parse([...openai, ...gemini, ...openrouter, ...perplexity, ...hosted, ...portable]),
 );
+
+/** @internal Ids worth completing in an editor: every concrete id not retired (families excluded). */
+export function knownModelIds(): string[] {
+  return models.filter((m) => !m.id.endsWith("*") && m.lifecycle.stage !== "retired").map((m) => m.id);
+}
+
+/**
+ * A model id: the catalog's known ids (offered by editors), `portable:<chat>/<model>`, or any
+ * other string (validated at run time, with suggestions).
+ */
+export type ModelId = (typeof modelIds)[number] | `portable:${string}/${string}` | (string & {});
 
 export interface ModelFilter {
   provider?: ModelInfo["provider"];
@@ -71,7 +83,8 @@ export function nearestModels(id: string, limit = 3): string[] {
     .map((m) => m.id);
 }
 
-function distance(a: string, b: string): number {
+/** @internal Edit distance (Levenshtein); also ranks misspelt client options. */
+export function distance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

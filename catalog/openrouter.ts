@@ -7,6 +7,10 @@ import type { ModelInfo } from "./schema.js";
  * only feed estimates. Prices were read from openrouter.ai model pages (undated
  * snapshots in the docs search index), not from the spec.
  */
+/** Perplexity's Sonar models upstream of OpenRouter's Perplexity entries. */
+const sonarSunset =
+  "Perplexity retired Sonar chat completions on 2026-09-27 (providers/perplexity/WIRE.md); whether OpenRouter still serves this model is unconfirmed, so no shutdownAt. If OpenRouter answers that it has no endpoints, Sonde throws ModelUnavailableError naming the Agent API presets.";
+
 export const openrouter: ModelInfo[] = [
   // $2/$8 per M and $5/K searches from openrouter.ai/perplexity/sonar-deep-research; $3/M reasoning from docs.perplexity.ai pricing (the page OpenRouter's pricing notes cite).
   {
@@ -34,7 +38,12 @@ export const openrouter: ModelInfo[] = [
       notes:
         "Input includes citation tokens (processed search results), billed at the input rate. The $3/M reasoning rate is from https://docs.perplexity.ai/getting-started/pricing. Aborting the stream does not stop Perplexity from finishing and billing (openrouter-chat.md §5).",
     },
-    lifecycle: { stage: "ga" },
+    lifecycle: {
+      stage: "deprecated",
+      replacement: "perplexity:medium",
+      verified: false,
+      notes: sonarSunset,
+    },
   },
   // $3/$15 per M and $18 per 1,000 requests from openrouter.ai/perplexity/sonar-pro-search ("starting at" token rates).
   {
@@ -62,7 +71,12 @@ export const openrouter: ModelInfo[] = [
       notes:
         "OpenRouter lists the token rates as 'starting at', so they are a floor; the higher tiers are not published in what was read. The fee is per request ($18 per 1,000), not per search.",
     },
-    lifecycle: { stage: "ga" },
+    lifecycle: {
+      stage: "deprecated",
+      replacement: "perplexity:medium",
+      verified: false,
+      notes: sonarSunset,
+    },
   },
   // $10/$40 per M and $10/K web searches from openrouter.ai/openai/o3-deep-research; upstream OpenAI shut this model down 2026-07-23 (project's issue).
   {

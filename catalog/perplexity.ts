@@ -1,7 +1,7 @@
 import type { ModelInfo, Pricing } from "./schema.js";
 
 /**
- * Perplexity's Agent API (`POST /v1/agent`, shared/providers/perplexity-agent.md): deep
+ * Perplexity's Agent API (`POST /v1/agent`, providers/perplexity/WIRE.md): deep
  * research is a preset run in the background, streamed with resume (`starting_after`),
  * polled, and cancelled server-side. The provider reports its own charge
  * (`usage.cost.total_cost`), so these prices only feed estimates (e.g. of a cancelled
@@ -20,22 +20,23 @@ const capabilities = {
   pollOnly: false,
 } satisfies ModelInfo["capabilities"];
 
-// Tool fees from Perplexity's pricing table (perplexity-agent.md §13, 2026-10-09): $0.0025 per web search, $0.0005 per fetched page.
-const presetPricing = (notes: string): Pricing => ({
+// Tool fees from Perplexity's pricing table (providers/perplexity/WIRE.md §13, 2026-10-09): $0.0025 per web search, $0.0005 per fetched page.
+const presetPricing = (notes: string, typical: { low: number; high: number; basis: string }): Pricing => ({
   inputPerM: 0.1,
   outputPerM: 0.5,
   perThousandSearches: 2.5,
   perThousandFetches: 0.5,
   verified: false,
   source: "https://docs.perplexity.ai/getting-started/pricing",
+  typicalJobUSD: { ...typical, verified: false },
   notes:
-    "No per-preset fee: tokens are billed at the list rate of whichever model the preset picks, so the token rates here are unconfirmed: $0.5/M output is what one observed medium run paid (perplexity-agent.md §7, P6: $0.00054 for 1,085 tokens), $0.1/M input an estimate from its cache costs. " +
+    "No per-preset fee: tokens are billed at the list rate of whichever model the preset picks, so the token rates here are unconfirmed: $0.5/M output is what one observed medium run paid (providers/perplexity/WIRE.md §7, P6: $0.00054 for 1,085 tokens), $0.1/M input an estimate from its cache costs. " +
     "The search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
     notes,
 });
 
 export const perplexity: ModelInfo[] = [
-  // Preset names and aliases from perplexity-agent.md §2 (P3: sonar-deep-research maps to medium, formerly deep-research).
+  // Preset names and aliases from providers/perplexity/WIRE.md §2 (P3: sonar-deep-research maps to medium, formerly deep-research).
   {
     id: "perplexity:medium",
     provider: "perplexity",
@@ -46,17 +47,12 @@ export const perplexity: ModelInfo[] = [
     capabilities,
     // The spec publishes no run limit for background runs (§5); the hour matches the other engines.
     limits: { maxDurationMs: 3_600_000 },
-    pricing: {
-      ...presetPricing(
-        "One observed medium run cost $0.01599; runs of ≈ $0.016–0.05 are quoted (P6, unconfirmed).",
-      ),
-      typicalJobUSD: {
-        low: 0.016,
-        high: 0.05,
-        verified: false,
-        basis: "Quoted per medium run in perplexity-agent.md §13 (P6); one observed run cost $0.01599.",
-      },
-    },
+    pricing: presetPricing("One observed medium run cost $0.01599 (P6).", {
+      low: 0.016,
+      high: 0.05,
+      basis:
+        "Runs of ≈ $0.016–0.05 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+    }),
     lifecycle: { stage: "ga" },
     aliases: ["deep-research"],
   },
@@ -69,16 +65,12 @@ export const perplexity: ModelInfo[] = [
       "The costlier, deeper preset of the Agent API (formerly advanced-deep-research), run like perplexity:medium.",
     capabilities,
     limits: { maxDurationMs: 3_600_000 },
-    pricing: {
-      ...presetPricing("Runs of up to ≈ $0.4–0.9 are quoted (P6, unconfirmed)."),
-      // The source gives only "up to ≈ $0.4–0.9": the range is its upper band, not a floor.
-      typicalJobUSD: {
-        low: 0.4,
-        high: 0.9,
-        verified: false,
-        basis: "Quoted as the upper band of high runs in perplexity-agent.md §13 (P6), unconfirmed.",
-      },
-    },
+    pricing: presetPricing("No high run was observed.", {
+      low: 0.4,
+      high: 0.9,
+      basis:
+        "Runs of up to ≈ $0.4–0.9 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+    }),
     lifecycle: { stage: "ga" },
     aliases: ["advanced-deep-research"],
   },
@@ -109,7 +101,7 @@ export const perplexity: ModelInfo[] = [
       source: "https://docs.perplexity.ai/getting-started/pricing",
       notes: "The retired Sonar rates; citation_tokens were billed at the input rate.",
     },
-    // Perplexity's own migration guide maps sonar-deep-research to the medium preset (perplexity-agent.md §2, P3).
+    // Perplexity's own migration guide maps sonar-deep-research to the medium preset (providers/perplexity/WIRE.md §2, P3).
     lifecycle: { stage: "retired", shutdownAt: "2026-09-27T00:00:00Z", replacement: "perplexity:medium" },
   },
 ];

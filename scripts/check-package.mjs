@@ -60,7 +60,16 @@ try {
   console.log(`packed ${packed.filename}: ${packed.files.length} files, ${packed.size} bytes`);
 
   run(bin("publint"), ["run", "--strict", "--pack", "npm"]);
-  run(bin("attw"), [tarball, "--profile", "node16", "--format", "table-flipped"]);
+  // Every resolution mode, node10 included (typesVersions maps the subpaths there).
+  run(bin("attw"), [tarball, "--format", "table-flipped"]);
+
+  // Every file the README links to (the examples) ships in the package.
+  const shipped = new Set(packed.files.map((file) => file.path));
+  for (const [, target] of readFileSync(join(root, "README.md"), "utf8").matchAll(
+    /\]\(((?!https?:|#)[^)\s]+)\)/g,
+  )) {
+    if (!shipped.has(target)) fail(`README links to ${target}, which is not in the package`);
+  }
 
   const app = join(work, "app");
   mkdirSync(app);
@@ -228,6 +237,60 @@ const { providerHandlers } = require("sonde/testing/msw");`),
     writeFileSync(join(app, name), text);
     run(node, [name], { cwd: app });
   }
+
+  // Subpaths type-check under moduleResolution node10 too (an older tsconfig), wildcard included.
+  writeFileSync(
+    join(app, "node10.ts"),
+    `import { Sonde, type ResearchRequest } from "sonde";
+import { mockResearch } from "sonde/testing";
+import { listModels } from "sonde/catalog";
+import type { ResearchAdapter } from "sonde/provider";
+import { openaiAdapter } from "sonde/providers/openai";
+import { createFileStore } from "sonde/providers/portable";
+const request: ResearchRequest = { model: "openai:gpt-5.5-pro", query: "q" };
+const adapter: ResearchAdapter = openaiAdapter;
+export const used = [Sonde, mockResearch, listModels, request, adapter, createFileStore];
+`,
+  );
+  writeFileSync(
+    join(app, "tsconfig.node10.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        moduleResolution: "node10",
+        module: "commonjs",
+        target: "es2022",
+        lib: ["es2022", "dom"],
+        types: [],
+      },
+      files: ["node10.ts"],
+    }),
+  );
+  run(bin("tsc"), ["-p", "tsconfig.node10.json"], { cwd: app });
+
+  // The README's first command, from the installed package's bin, offline and with no key.
+  const report = execFileSync(
+    "npx",
+    [
+      "--no-install",
+      "sonde",
+      "research",
+      "How do deep research agents verify their citations?",
+      "--model",
+      "portable:demo/offline",
+    ],
+    {
+      cwd: app,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...env, SONDE_STORE_DIR: join(work, "store") },
+    },
+  );
+  if (!/^# /.test(report) || !report.includes("## Sources"))
+    fail(`npx sonde research printed no report:\n${report}`);
+  console.log("npx sonde research (portable:demo/offline): ok");
 } catch (error) {
   fail(error.message);
 } finally {

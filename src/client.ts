@@ -1,25 +1,36 @@
+import { checkOptionKeys } from "./client-options.js";
+import { InvalidRequestError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
-import type { Logger, ProviderContext, ProviderSettings, RetryPolicy } from "./provider.js";
+import type { Logger, ProviderContext, ProviderSettings, ResearchAdapter, RetryPolicy } from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
 import { ResearchNamespace } from "./research.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
-export interface OpenAISettings extends ProviderSettings {
+/** A managed engine's key and endpoint (keys default to the environment). */
+export interface EngineSettings {
+  apiKey?: string;
+  /** The API's base URL, e.g. a proxy or a test server. */
+  baseURL?: string;
+  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
+  previousApiKeys?: string[];
+}
+
+export interface OpenAISettings extends EngineSettings {
   organization?: string;
   project?: string;
 }
-export interface OpenRouterSettings extends ProviderSettings {
+export interface OpenRouterSettings extends EngineSettings {
   /** Sent as `X-Title` (OpenRouter's app attribution). */
   appName?: string;
   /** Sent as `HTTP-Referer`. */
   appUrl?: string;
 }
-export interface HostedSettings extends ProviderSettings {
+export interface HostedSettings extends EngineSettings {
   /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
   cancelWaitMs?: number;
 }
-export interface PerplexitySettings extends ProviderSettings {
+export interface PerplexitySettings extends EngineSettings {
   /**
    * The request field that names the preset. Later docs call it `effort`; whether `preset`
    * stays accepted is unconfirmed. @defaultValue "preset"
@@ -52,7 +63,7 @@ export interface PortableSettings {
 
 export interface SondeOptions {
   openai?: OpenAISettings;
-  gemini?: ProviderSettings;
+  gemini?: EngineSettings;
   openrouter?: OpenRouterSettings;
   perplexity?: PerplexitySettings;
   hosted?: HostedSettings;
@@ -103,16 +114,45 @@ function makeLogger(partial: Partial<Logger> | undefined): Logger {
   };
 }
 
+/** Options of `createSonde`: the client's options plus the engines it runs. */
+export interface CreateSondeOptions extends SondeOptions {
+  /** The engines this client runs (`openaiAdapter` from `sonde/providers/openai`, …); one per provider. */
+  adapters: readonly ResearchAdapter[];
+}
+
+function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderName, ResearchAdapter>> {
+  const out: Partial<Record<ProviderName, ResearchAdapter>> = {};
+  for (const adapter of list) {
+    if (out[adapter.provider] && out[adapter.provider] !== adapter)
+      throw new InvalidRequestError(
+        `Two adapters for ${adapter.provider} were given to createSonde; pass one.`,
+      );
+    out[adapter.provider] = adapter;
+  }
+  return out;
+}
+
+/**
+ * A Sonde client running exactly the engines it is given: an app bundles only those.
+ * `new Sonde()` (from `sonde`) is this with every engine. Keys come from options or the
+ * environment as for `new Sonde()`.
+ */
+export function createSonde(options: CreateSondeOptions): SondeClient {
+  return new SondeClient(options, byProvider(options.adapters));
+}
+
 /**
  * The Sonde client. Every field is optional: keys come from the environment
  * (`OPENAI_API_KEY`, `GEMINI_API_KEY`/`GOOGLE_API_KEY`, `OPENROUTER_API_KEY`,
  * `PERPLEXITY_API_KEY`, `SONDE_HOSTED_API_KEY`/`SONDE_HOSTED_BASE_URL`).
  */
-export class Sonde {
+export class SondeClient {
   readonly research: ResearchNamespace;
   readonly #contexts = new Map<ProviderName, ProviderContext>();
 
-  constructor(options: SondeOptions = {}) {
+  /** @internal Use `new Sonde()` (every engine) or `createSonde({ adapters })`. */
+  constructor(options: SondeOptions, adapters: Partial<Record<ProviderName, ResearchAdapter>>) {
+    checkOptionKeys(options);
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());
@@ -133,7 +173,12 @@ export class Sonde {
         const apiKey = given.apiKey ?? envKeys[provider].map((name) => env[name]).find((v) => v);
         const baseURL = given.baseURL ?? (provider === "hosted" ? env.SONDE_HOSTED_BASE_URL : undefined);
         registerSecret(apiKey);
-        for (const previous of given.previousApiKeys ?? []) registerSecret(previous);
+        const previous: unknown = given.previousApiKeys ?? [];
+        if (!Array.isArray(previous) || !previous.every((key) => typeof key === "string"))
+          throw new InvalidRequestError(
+            `${provider}.previousApiKeys must be an array of API keys (strings).`,
+          );
+        for (const key of previous) registerSecret(key);
         settings = { ...given, apiKey, baseURL };
       }
       this.#contexts.set(provider, {
@@ -158,6 +203,7 @@ export class Sonde {
       contextFor: (p) => this.#contexts.get(p)!,
       telemetry: options.telemetry,
       owner: options.owner,
+      adapters,
     });
   }
 

@@ -131,6 +131,24 @@ export class ModelRetiredError extends InvalidRequestError {
   }
 }
 
+/**
+ * The provider no longer serves the model (OpenRouter's "no endpoints"), though the catalog
+ * still lists it. `alternatives` are catalog ids that do the same work.
+ */
+export class ModelUnavailableError extends InvalidRequestError {
+  static override readonly errorName: string = "ModelUnavailableError";
+  readonly model: string;
+  readonly alternatives: string[];
+  constructor(model: string, alternatives: string[], message: string, options: SondeErrorOptions = {}) {
+    const use = alternatives.length
+      ? ` Use ${alternatives.map((id) => `"${id}"`).join(" or ")} instead.`
+      : "";
+    super(`${message}${use}`, { ...options, code: "model_unavailable", retryable: false });
+    this.model = model;
+    this.alternatives = alternatives;
+  }
+}
+
 /** The engine cannot honour an option of the request; it is rejected, never dropped. */
 export class UnsupportedOptionError extends InvalidRequestError {
   static override readonly errorName: string = "UnsupportedOptionError";
@@ -141,11 +159,16 @@ export class UnsupportedOptionError extends InvalidRequestError {
   }
 }
 
-/** 401/403: the key is missing, wrong, or lacks access. */
+/**
+ * 401/403: the key is missing, wrong, or lacks access. For a missing key, `envVar` names the
+ * environment variable it is read from.
+ */
 export class AuthenticationError extends SondeError {
   static override readonly errorName: string = "AuthenticationError";
-  constructor(message: string, options: SondeErrorOptions = {}) {
+  readonly envVar: string | undefined;
+  constructor(message: string, options: SondeErrorOptions & { envVar?: string } = {}) {
     super("authentication", message, { ...options, retryable: false });
+    this.envVar = options.envVar;
   }
 }
 

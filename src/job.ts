@@ -397,6 +397,20 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return false;
   }
 
+  /** The events of one pull (a wire event or a batch of them) not seen before. */
+  #fresh(pulled: WireEvent | readonly WireEvent[]): readonly WireEvent[] {
+    if (!Array.isArray(pulled)) return this.#isDuplicate(pulled as WireEvent) ? [] : [pulled as WireEvent];
+    const batch = pulled as readonly WireEvent[];
+    let fresh: WireEvent[] | undefined;
+    for (let i = 0; i < batch.length; i++) {
+      const duplicate = this.#isDuplicate(batch[i]!);
+      // Copy only once a duplicate shows up: a batch of new events is passed on as it is.
+      if (duplicate && !fresh) fresh = batch.slice(0, i);
+      else if (!duplicate && fresh) fresh.push(batch[i]!);
+    }
+    return fresh ?? batch;
+  }
+
   /** How many leading events of this wire event were delivered before the ref was taken. */
   #suppressedCount(wire: WireEvent, total: number): number {
     const s = this.#suppress;
@@ -505,7 +519,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
         try {
-          for (let wire: WireEvent | undefined = stream.first; wire; wire = await stream.next()) {
+          for (
+            let wire: WireEvent | undefined = stream.first;
+            wire;
+            wire = stream.take() ?? (await stream.next())
+          ) {
             if (signal.aborted) throw signal.reason;
             if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
               this.#pollFallback = true;
@@ -684,12 +702,23 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           puller.release();
           iterator.return?.().catch(() => {});
         };
+        // The rest of the last pull's batch: taken without an async step (one per network read).
+        let batch: readonly WireEvent[] = [];
+        let at = 0;
+        const take = (): WireEvent | undefined => (at < batch.length ? batch[at++] : undefined);
         const next = async (): Promise<WireEvent | undefined> => {
+          const buffered = take();
+          if (buffered) return buffered;
           try {
             while (true) {
               const step = await puller.next();
               if (step.done) return undefined;
-              if (!this.#isDuplicate(step.value)) return step.value;
+              const fresh = this.#fresh(step.value);
+              if (fresh.length > 0) {
+                batch = fresh;
+                at = 1;
+                return fresh[0];
+              }
             }
           } catch (error) {
             throw toTransportError(error, this.#init.provider, signal);
@@ -709,7 +738,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             retryable: session.resumable,
           });
         }
-        return { first, next, close };
+        return { first, next, take, close };
       },
       {
         policy: this.#init.retry,

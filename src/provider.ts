@@ -116,8 +116,10 @@ export interface EngineSession {
    * Yields wire events. Before `jobId` is known, the first call submits the job; it
    * must throw a `retryable` error only when the submission was certainly not accepted
    * (a status line came back), and `IndeterminateSubmissionError` when it may have been.
+   * May yield an array: the wire events that arrived together (e.g. one network read), in
+   * order — the same as yielding them one by one, at one async step for all of them.
    */
-  connect(options: ConnectOptions): AsyncIterable<WireEvent>;
+  connect(options: ConnectOptions): AsyncIterable<WireEvent | readonly WireEvent[]>;
   /** Maps one wire event (stateful: accumulates what offsets need). */
   map(wire: WireEvent): MappedEvent[];
   /** Orders cursors for dedup; return undefined for opaque tokens. */

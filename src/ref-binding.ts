@@ -26,14 +26,20 @@ import type { JobRef } from "./ref.js";
 const DOMAIN = "sonde.ref.credential.v1";
 const ROUNDS = 5_000;
 
-/** Derived keys, once per (provider, key) per process: the derivation is the slow part. */
+/**
+ * Derived keys, once per (provider, key) per process: the derivation is the slow part
+ * (tens of milliseconds, synchronous, on the first ref of a key). Bounded for servers
+ * that see many tenants' keys; the oldest is dropped first.
+ */
 const derived = new Map<string, Uint8Array>();
+const MAX_DERIVED = 1_000;
 
 function derivedKey(provider: ProviderName, apiKey: string): Uint8Array {
   const id = `${provider}\u0000${apiKey}`;
   let key = derived.get(id);
   if (!key) {
     key = pbkdf2(sha256, apiKey, `${DOMAIN}/${provider}`, { c: ROUNDS, dkLen: 32 });
+    if (derived.size >= MAX_DERIVED) derived.delete(derived.keys().next().value!);
     derived.set(id, key);
   }
   return key;

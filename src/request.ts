@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ModelId } from "../catalog/index.js";
 
 export const ToolSpec = z.union([
   z.literal("web_search").transform(() => ({ type: "web_search" as const })),
@@ -73,6 +74,7 @@ export const ResearchRequest = z.strictObject({
   budget: Budget.optional(),
   idempotencyKey: z.string().min(1).max(255).optional(),
 });
-export type ResearchRequest = z.input<typeof ResearchRequest>;
+/** What `start()` takes. `model` completes the catalog's ids and still accepts any string. */
+export type ResearchRequest = Omit<z.input<typeof ResearchRequest>, "model"> & { model: ModelId };
 export type ParsedRequest = z.output<typeof ResearchRequest>;
 export type RequestOption = Exclude<keyof ParsedRequest, "model" | "query">;

@@ -16,7 +16,6 @@ import type {
 import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
 import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
-import { adapters } from "./registry.js";
 import type { ResearchRequest } from "./request.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
@@ -55,6 +54,7 @@ const envNames: Partial<Record<ProviderName, string>> = {
 export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
+  readonly #adapters: Partial<Record<ProviderName, ResearchAdapter>>;
   readonly #owner: string | undefined;
   readonly #telemetry: SondeTelemetry | undefined;
 
@@ -64,7 +64,9 @@ export class ResearchNamespace {
     contextFor: (provider: ProviderName) => ProviderContext;
     owner?: string | undefined;
     telemetry?: SondeTelemetry | undefined;
+    adapters: Partial<Record<ProviderName, ResearchAdapter>>;
   }) {
+    this.#adapters = options.adapters;
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
     this.#owner = checkOwner(options.owner, "the client's owner option");
@@ -128,7 +130,7 @@ export class ResearchNamespace {
    * already delivered before the ref was taken are not delivered again; `result()`
    * covers the whole job.
    */
-  attach(ref: JobRef | unknown, options: AttachOptions = {}): ResearchJob {
+  attach(ref: JobRef | string, options: AttachOptions = {}): ResearchJob {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -173,7 +175,7 @@ export class ResearchNamespace {
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<JobSnapshot> {
+  async get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -187,7 +189,7 @@ export class ResearchNamespace {
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | unknown, options: RefCallOptions = {}): Promise<CancelOutcome> {
+  async cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
@@ -229,7 +231,7 @@ export class ResearchNamespace {
   #resolve(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
       clock: this.#clock,
-      adapterFor: (provider) => adapters[provider],
+      adapterFor: (provider) => this.#adapters[provider],
       contextFor: (provider) => this.#contextFor(provider),
     });
   }
@@ -244,9 +246,12 @@ export class ResearchNamespace {
   }
 
   #adapter(provider: ProviderName): ResearchAdapter {
-    const adapter = adapters[provider];
+    const adapter = this.#adapters[provider];
     if (!adapter)
-      throw new InvalidRefError("provider", `No ${provider} engine is available in this build of Sonde.`);
+      throw new InvalidRefError(
+        "provider",
+        `No ${provider} engine is available in this client: pass it in createSonde({ adapters }) (import it from "sonde/providers/${provider}").`,
+      );
     return adapter;
   }
 
@@ -266,7 +271,7 @@ export class ResearchNamespace {
     if (env && !context.settings.apiKey) {
       throw new AuthenticationError(
         `No ${provider} API key: set ${env} or pass { ${provider}: { apiKey } } to new Sonde().`,
-        { provider },
+        { provider, envVar: env },
       );
     }
   }

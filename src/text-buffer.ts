@@ -74,13 +74,29 @@ export class TextBuffer {
     this.#seal();
     const blocks = this.#blocks;
     const joined = blocks.length === 1 ? blocks[0]!.text : blocks.map((b) => b.text).join("");
-    // Keep one copy: without offsets to convert, the joined text replaces the blocks.
-    if (blocks.length > 1 && this.#unit === undefined) {
-      blocks.length = 0;
-      blocks.push({ text: joined, units: 0, codePoints: 0, bytes: 0 });
+    // Keep one copy: without offsets to convert, the joined text replaces the blocks; with
+    // them, the blocks stay and the joined text is the caller's (not cached).
+    if (this.#unit === undefined) {
+      if (blocks.length > 1) {
+        blocks.length = 0;
+        blocks.push({ text: joined, units: 0, codePoints: 0, bytes: 0 });
+      }
+      this.#joined = joined;
     }
-    this.#joined = joined;
     return joined;
+  }
+
+  /** `toString().slice(start, end)`, reading only the blocks in range. */
+  slice(start: number, end = this.#length): string {
+    this.#seal();
+    const out: string[] = [];
+    for (const block of this.#blocks) {
+      const blockEnd = block.units + block.text.length;
+      if (blockEnd <= start) continue;
+      if (block.units >= end) break;
+      out.push(block.text.slice(Math.max(0, start - block.units), end - block.units));
+    }
+    return out.join("");
   }
 
   /**

@@ -173,6 +173,20 @@ export class GeminiMapper {
   }
 
   #mapEvent(data: unknown, batch: Batch): void {
+    // Text deltas are nearly every event of a stream: checked by hand, not by the schema.
+    const fast = data as {
+      event_type?: unknown;
+      index?: unknown;
+      delta?: unknown;
+      metadata?: unknown;
+    } | null;
+    if (fast?.event_type === "step.delta" && typeof fast.index === "number" && fast.metadata == null) {
+      const delta = fast.delta as { type?: unknown; text?: unknown } | null | undefined;
+      if (delta?.type === "text" && typeof delta.text === "string") {
+        if (delta.text) this.#stepText(this.#step(fast.index, "model_output"), delta.text, batch);
+        return;
+      }
+    }
     const parsed = WireEventSchema.safeParse(data);
     if (!parsed.success) {
       this.#options.logger.debug("gemini: ignoring an event that is not an interaction event", {

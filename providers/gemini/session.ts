@@ -14,7 +14,7 @@ import {
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
 import { submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
-import { parseData, readSse } from "../../src/transport/sse.js";
+import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
 import { GeminiMapper, type GeminiWire } from "./map.js";
 import type { CreateInteractionBody } from "./request.js";
@@ -138,7 +138,7 @@ export class GeminiSession implements EngineSession {
     return this.#jobId;
   }
 
-  connect({ cursor, signal }: ConnectOptions): AsyncIterable<GeminiWire> {
+  connect({ cursor, signal }: ConnectOptions): AsyncIterable<GeminiWire | GeminiWire[]> {
     return this.#jobId === undefined ? this.#submit(signal) : this.#follow(cursor, signal);
   }
 
@@ -177,7 +177,7 @@ export class GeminiSession implements EngineSession {
     };
   }
 
-  async *#submit(signal: AbortSignal): AsyncGenerator<GeminiWire> {
+  async *#submit(signal: AbortSignal): AsyncGenerator<GeminiWire | GeminiWire[]> {
     if (this.#submitted) throw this.#indeterminate("the submission was already sent once");
     const { http, body } = this.#init;
     const response = await submitOnce("gemini", signal, () =>
@@ -212,37 +212,56 @@ export class GeminiSession implements EngineSession {
   }
 
   /** SSE events of one connection; ends at `interaction.completed`, `[DONE]` or the end of the body. */
-  async *#read(response: Response, signal: AbortSignal, resumedAfter?: string): AsyncGenerator<GeminiWire> {
+  /**
+   * SSE events of one connection, one array per network read; ends at `interaction.completed`,
+   * `[DONE]` or the end of the body.
+   */
+  async *#read(
+    response: Response,
+    signal: AbortSignal,
+    resumedAfter?: string,
+  ): AsyncGenerator<GeminiWire | GeminiWire[]> {
     const { context } = this.#init;
     let anchor = resumedAfter ?? "^";
     let sinceAnchor = 0;
-    for await (const message of readSse(response, {
+    for await (const messages of readSseBatches(response, {
       provider: "gemini",
       idleTimeoutMs: context.idleTimeoutMs,
       signal,
     })) {
-      const data = parseData(message, "gemini");
-      if (data === undefined) {
-        if (message.data.trim() === "[DONE]") return;
-        continue;
+      const batch: GeminiWire[] = [];
+      for (const message of messages) {
+        const data = parseData(message, "gemini");
+        if (data === undefined) {
+          if (message.data.trim() === "[DONE]") {
+            if (batch.length > 0) yield batch;
+            return;
+          }
+          continue;
+        }
+        const fields = eventFields(data);
+        // Known before the event is handed on, so a drop right after it resumes instead of failing.
+        this.#jobId ??= fields.jobId;
+        const real = fields.id ?? (message.id || undefined);
+        if (fields.type === "error") {
+          if (batch.length > 0) yield batch;
+          yield* this.#onError(data, real, signal);
+          return;
+        }
+        if (real !== undefined) {
+          anchor = real;
+          sinceAnchor = 0;
+          batch.push({ cursor: real, data });
+        } else {
+          const standIn = lifecycleCursor(fields.type, data) ?? `${anchor}+${++sinceAnchor}`;
+          batch.push({ cursor: standIn, data, standIn: true });
+        }
+        if (fields.type === "interaction.completed" || fields.type === "interaction.complete") {
+          yield batch;
+          return;
+        }
       }
-      const fields = eventFields(data);
-      // Known before the event is handed on, so a drop right after it resumes instead of failing.
-      this.#jobId ??= fields.jobId;
-      const real = fields.id ?? (message.id || undefined);
-      if (fields.type === "error") {
-        yield* this.#onError(data, real, signal);
-        return;
-      }
-      if (real !== undefined) {
-        anchor = real;
-        sinceAnchor = 0;
-        yield { cursor: real, data };
-      } else {
-        const standIn = lifecycleCursor(fields.type, data) ?? `${anchor}+${++sinceAnchor}`;
-        yield { cursor: standIn, data, standIn: true };
-      }
-      if (fields.type === "interaction.completed" || fields.type === "interaction.complete") return;
+      if (batch.length > 0) yield batch;
     }
   }
 
@@ -255,7 +274,7 @@ export class GeminiSession implements EngineSession {
     data: unknown,
     cursor: string | undefined,
     signal: AbortSignal,
-  ): AsyncGenerator<GeminiWire> {
+  ): AsyncGenerator<GeminiWire | GeminiWire[]> {
     const error = WireError.safeParse((data as { error?: unknown }).error).data ?? {};
     let interaction: WireInteraction | undefined;
     if (this.#jobId !== undefined) {
@@ -296,7 +315,7 @@ export class GeminiSession implements EngineSession {
   }
 
   /** `cursor` undefined replays from the start (attach); otherwise the stream continues after the last real id. */
-  async *#follow(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<GeminiWire> {
+  async *#follow(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<GeminiWire | GeminiWire[]> {
     const lastEventId = cursor === undefined ? undefined : this.#lastEventId;
     const interaction = await this.#get(signal);
     if (isTerminalStatus(interaction.status)) {
@@ -345,7 +364,7 @@ export class GeminiSession implements EngineSession {
     );
   }
 
-  async *#poll(signal: AbortSignal): AsyncGenerator<GeminiWire> {
+  async *#poll(signal: AbortSignal): AsyncGenerator<GeminiWire | GeminiWire[]> {
     for await (const interaction of pollUntilTerminal({
       provider: "gemini",
       fetch: async (s) => ({ value: await this.#get(s) }),

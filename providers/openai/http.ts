@@ -4,6 +4,7 @@
  */
 import type { KyInstance } from "ky";
 import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
+import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
 import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
 
@@ -14,7 +15,8 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * waiting will not clear it, so it must not be retried.
  */
 export function classify(failure: HttpFailure): SondeError | undefined {
-  const error = (failure.body as { error?: { code?: unknown; type?: unknown } } | undefined)?.error;
+  const parsed = WireErrorBody.safeParse(failure.body);
+  const error = parsed.success ? parsed.data.error : undefined;
   if (
     failure.status === 429 &&
     (error?.code === "insufficient_quota" || error?.type === "insufficient_quota")

@@ -32,9 +32,10 @@ import {
   submitOnce,
   toTransportError,
 } from "../../src/transport/http.js";
-import { parseData, readSse } from "../../src/transport/sse.js";
+import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
+import { unavailableModel } from "./unavailable.js";
 import { Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
@@ -151,33 +152,52 @@ class OpenRouterSession implements EngineSession {
     return this.#mapper.jobId ?? this.#generationId;
   }
 
-  async *connect({ signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
+  async *connect({
+    signal,
+  }: {
+    cursor: string | undefined;
+    signal: AbortSignal;
+  }): AsyncIterable<WireEvent | WireEvent[]> {
     // The core reconnects only resumable sessions; refuse anyway, as a second POST would be a second bill.
     if (this.#submitted) throw notResumable(new Error("the connection closed"));
     const http = client(this.#context);
     const response = await submitOnce("openrouter", signal, () =>
       http.post("chat/completions", { json: requestBody(this.#request), signal }),
-    );
+    ).catch((error: unknown) => {
+      throw unavailableModel(error, this.#request.modelInfo);
+    });
     this.#submitted = true;
     this.#generationId = response.headers.get("x-generation-id") ?? undefined;
     if (response.headers.get("content-type")?.includes("application/json")) {
       // An error can come back as a 200 JSON body instead of a stream; no run was started.
       const body = await response.json().catch(() => undefined);
       const failure = failureOf(response, body);
-      throw classify(failure) ?? errorFromFailure(failure);
+      throw unavailableModel(classify(failure) ?? errorFromFailure(failure), this.#request.modelInfo);
     }
     try {
-      for await (const message of readSse(response, {
+      // One array of wire events per network read (see `readSseBatches`).
+      for await (const messages of readSseBatches(response, {
         provider: "openrouter",
         idleTimeoutMs: this.#context.idleTimeoutMs,
         signal,
       })) {
-        if (message.data.trim() === DONE) {
-          yield { data: DONE };
-          return;
+        const batch: WireEvent[] = [];
+        for (const message of messages) {
+          if (message.data.trim() === DONE) {
+            batch.push({ data: DONE });
+            yield batch;
+            return;
+          }
+          let data: unknown;
+          try {
+            data = parseData(message, "openrouter");
+          } catch (error) {
+            if (batch.length > 0) yield batch; // what arrived before the malformed event
+            throw error;
+          }
+          if (data !== undefined) batch.push({ data });
         }
-        const data = parseData(message, "openrouter");
-        if (data !== undefined) yield { data };
+        if (batch.length > 0) yield batch;
       }
     } catch (error) {
       if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;

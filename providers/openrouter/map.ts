@@ -60,6 +60,28 @@ export interface MapperOptions {
   logger: Logger;
 }
 
+/**
+ * The text of a chunk that carries nothing but content (nearly every chunk of a stream),
+ * checked by hand instead of by the schema; undefined for any other chunk.
+ */
+function plainContent(data: unknown): string | undefined {
+  const chunk = data as {
+    choices?: unknown;
+    usage?: unknown;
+    error?: unknown;
+    citations?: unknown;
+  } | null;
+  if (!chunk || chunk.usage != null || chunk.error != null || chunk.citations != null) return undefined;
+  const choices = chunk.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  const choice = choices[0] as { delta?: Record<string, unknown> | null; finish_reason?: unknown } | null;
+  const delta = choice?.delta;
+  if (choice?.finish_reason != null || !delta || typeof delta.content !== "string") return undefined;
+  if (delta.reasoning != null || delta.reasoning_details != null || delta.annotations != null)
+    return undefined;
+  return delta.content;
+}
+
 export class ChunkMapper {
   readonly #options: MapperOptions;
   readonly #think = new ThinkSplitter();
@@ -108,6 +130,17 @@ export class ChunkMapper {
       // Sonde's own marker, not a provider payload: these events carry none.
       for (const event of events) event.rawEvent = null;
       return events;
+    }
+    if (this.#jobId !== undefined) {
+      const content = plainContent(wire.data);
+      if (content !== undefined) {
+        if (content) {
+          const split = this.#think.push(content);
+          if (split.thinking) this.#visible = split.text;
+          this.#content(split, events);
+        }
+        return events;
+      }
     }
     const parsed = Chunk.safeParse(wire.data);
     if (!parsed.success) {

@@ -1,5 +1,5 @@
 /**
- * Perplexity deep research on the Agent API (shared/providers/perplexity-agent.md): a
+ * Perplexity deep research on the Agent API (providers/perplexity/WIRE.md): a
  * preset run in the background (`POST /v1/agent`), streamed and resumed with
  * `starting_after`, polled after a refused resume (or when `stream: false`), cancelled
  * with `POST /v1/agent/{id}/cancel`. The protocol is src/protocols/responses; this file

@@ -1,6 +1,6 @@
 /**
  * Perplexity's inline citation markers: the answer text cites as `[web:N]`, where `N` is
- * the integer `id` of a search result of the same response (perplexity-agent.md §6; its
+ * the integer `id` of a search result of the same response (providers/perplexity/WIRE.md §6; its
  * `annotations` were empty in every capture). Matching is best effort, as the spec says:
  * a marker whose id names no known result is left as text. A marker's citation spans the
  * marker itself, in UTF-16 offsets of the report (a JS string's own indexes).

@@ -1,10 +1,11 @@
 /**
  * Perplexity's ky instance (base URL, bearer auth) and its readings of error bodies
- * (perplexity-agent.md §8): `{"error":{"message","type","code"}}` with an integer
+ * (providers/perplexity/WIRE.md §8): `{"error":{"message","type","code"}}` with an integer
  * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
  */
 import type { KyInstance } from "ky";
 import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
+import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
 import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
 
@@ -14,14 +15,14 @@ export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
 export const REPLACEMENT = "perplexity:medium";
 
 function errorType(body: unknown): string | undefined {
-  const error = (body as { error?: { type?: unknown } } | undefined)?.error;
-  return typeof error?.type === "string" ? error.type : undefined;
+  const parsed = WireErrorBody.safeParse(body);
+  return (parsed.success && parsed.data.error?.type) || undefined;
 }
 
 export function classify(failure: HttpFailure): SondeError | undefined {
   const type = errorType(failure.body);
   const common = { provider: "perplexity" as const, status: failure.status, requestId: failure.requestId };
-  // Sonar paths since the sunset: a retirement, not a bad key (perplexity-agent.md §1, P6).
+  // Sonar paths since the sunset: a retirement, not a bad key (providers/perplexity/WIRE.md §1, P6).
   if (failure.status === 403 && type === "chat_completions_not_available")
     return new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
   if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)
@@ -39,6 +40,9 @@ export function perplexityHttp(context: ProviderContext): KyInstance {
     headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
     fetch: context.fetch,
     clock: context.clock,
+    // Every answer starts at once (a background submit returns in well under a second, §5):
+    // headers that take longer than the idle limit mean a dead request.
+    timeoutMs: context.idleTimeoutMs,
     classify,
   });
 }

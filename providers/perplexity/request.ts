@@ -1,5 +1,5 @@
 /**
- * The Agent API create body (`POST /v1/agent`, perplexity-agent.md §2) and the settings
+ * The Agent API create body (`POST /v1/agent`, providers/perplexity/WIRE.md §2) and the settings
  * that shape it. The API is strict (an unknown field is a 400), so only documented
  * fields are sent.
  */

@@ -1,6 +1,6 @@
 /**
  * msw handlers that speak Perplexity's Agent API (`providerHandlers.perplexity` in
- * `sonde/testing`; perplexity-agent.md): a background run per `POST /v1/agent` (or the
+ * `sonde/testing`; providers/perplexity/WIRE.md): a background run per `POST /v1/agent` (or the
  * `/v1/responses` alias), streamed as bare `data:` lines when asked and re-streamed with
  * `starting_after`, polled (`queued`, then the finished snapshot), and cancelled with an
  * ack (`cancelling`), after which polls show `cancelled` with `usage: null`. The report
@@ -17,6 +17,8 @@ interface MockRun {
   preset: string;
   polls: number;
   cancelled: boolean;
+  /** A streamed run is sent whole: it has ended by the time anyone can cancel it. */
+  finished: boolean;
 }
 
 /** Search result ids start at 1 and are unique within the run, as in the captures. */
@@ -143,6 +145,7 @@ export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
       preset: body.preset ?? body.effort ?? "medium",
       polls: 0,
       cancelled: false,
+      finished: body.stream === true,
     };
     runs.set(run.id, run);
     if (body.stream) return sse(events(run, options));
@@ -159,13 +162,14 @@ export function handlers(options: ProviderMockOptions = {}): HttpHandler[] {
       return sse(events(run, options).filter((event) => (event.sequence_number as number) > after));
     }
     run.polls++;
-    return HttpResponse.json(snapshot(run, options, run.polls < 2 ? "in_progress" : "completed"));
+    if (run.polls >= 2) run.finished = true;
+    return HttpResponse.json(snapshot(run, options, run.finished ? "completed" : "in_progress"));
   };
 
   const cancel = ({ params }: { params: Record<string, unknown> }) => {
     const run = runs.get(String(params.id));
     if (!run) return notFound();
-    if (run.polls >= 2)
+    if (run.finished)
       return HttpResponse.json(
         {
           error: {

@@ -1,5 +1,5 @@
 /**
- * Perplexity's usage block (perplexity-agent.md §7): tokens as the protocol reads them,
+ * Perplexity's usage block (providers/perplexity/WIRE.md §7): tokens as the protocol reads them,
  * searches and fetched pages from `tool_calls_details` (billing names `search_web`,
  * `fetch_url`) and the exact charge from `cost.total_cost`. A cancelled run has
  * `usage: null`: then what the stream and snapshot showed is all there is, and the core

@@ -9,7 +9,7 @@ import type { RetryPolicy } from "../../src/provider.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
 import type { ChatModel, ChatResponse } from "./types.js";
-import { ChatCompletion } from "./wire.js";
+import { ChatCompletion } from "./wire/chat-completion.js";
 
 export interface ChatEndpointOptions {
   /** Endpoint name from the model id, for messages. */

@@ -112,7 +112,7 @@ function chatEndpoint(name: string, extras: Extras, model: string) {
       const env = name === "openai" ? "OPENAI_API_KEY" : "OPENROUTER_API_KEY";
       throw new AuthenticationError(
         `No ${name} API key for portable:${name}/${model}: set ${env} or pass { ${name}: { apiKey } } to new Sonde().`,
-        { provider: "portable" },
+        { provider: "portable", envVar: env },
       );
     }
     const headers: Record<string, string | undefined> =

@@ -19,9 +19,9 @@ export {
   USER_AGENT,
 } from "./fetcher.js";
 export { htmlToText } from "./html.js";
-export { MAX_OUTPUT_TOKENS } from "./loop.js";
 export { defaultBudget } from "./operations.js";
 export type { SearchConfig, SearchProvider } from "./search.js";
+export { MAX_OUTPUT_TOKENS } from "./steps/ask.js";
 export { createFileStore, type FileStoreOptions, type FileSystem } from "./store/file.js";
 export { createMemoryStore } from "./store/memory.js";
 export type {

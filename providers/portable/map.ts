@@ -1,6 +1,6 @@
 import type { Citation } from "../../src/events.js";
 import type { Logger, MappedEvent } from "../../src/provider.js";
-import { PortableWire } from "./wire.js";
+import { PortableWire } from "./wire/events.js";
 
 const defined = <T extends object>(value: T): T =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined && v !== null)) as T;

@@ -7,7 +7,7 @@
 import type { z } from "zod";
 import type { Source } from "./corpus.js";
 import type { ChatMessage, StoredRequest } from "./types.js";
-import { CheckOutput, ExtractOutput, PlanOutput, WriteOutput } from "./wire.js";
+import { CheckOutput, ExtractOutput, PlanOutput, WriteOutput } from "./wire/model-output.js";
 
 export const INPUT_MARKER = "Input (JSON):";
 

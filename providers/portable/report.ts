@@ -9,7 +9,7 @@
  * its own, like the other engines' reports).
  */
 import { normalizeUrl } from "../../src/aggregate.js";
-import type { WriteOutput } from "./wire.js";
+import type { WriteOutput } from "./wire/model-output.js";
 
 export interface Finding {
   id: string;

@@ -12,7 +12,7 @@ import { runLoop } from "./loop.js";
 import { type Budget, defaultBudget, Operations } from "./operations.js";
 import type { Slots } from "./slots.js";
 import type { ChatModel, Fetcher, JobRecord, JobStore, SearchBackend, StoredEvent } from "./types.js";
-import type { WireData } from "./wire.js";
+import type { WireData } from "./wire/events.js";
 
 /** What the runner needs to run the loop of one job. */
 export interface Engine {

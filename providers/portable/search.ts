@@ -7,7 +7,7 @@ import type { RetryPolicy } from "../../src/provider.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
 import type { SearchBackend, SearchResult } from "./types.js";
-import { BraveResponse, SearxngResponse, TavilyResponse } from "./wire.js";
+import { BraveResponse, SearxngResponse, TavilyResponse } from "./wire/search-apis.js";
 
 export type SearchProvider = "tavily" | "brave" | "searxng";
 

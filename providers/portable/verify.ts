@@ -3,7 +3,7 @@
  * derived number must follow from checked inputs (values, units and dates found in the
  * quotes) by arithmetic we redo ourselves. No model is trusted for any of this.
  */
-import type { DerivedNumber } from "./wire.js";
+import type { DerivedNumber } from "./wire/model-output.js";
 
 /**
  * Normalizes only what copying text can change without changing its words: Unicode

@@ -2,66 +2,68 @@
  * `sonde` command line: research, attach, status, cancel, models, replay.
  * Progress goes to stderr, the report (Markdown) or events (`--json`) to stdout.
  */
-import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ResultAggregator } from "../aggregate.js";
-import { Sonde } from "../client.js";
-import { JobAbortedError, SondeError } from "../errors.js";
+import { AuthenticationError, JobAbortedError, SondeError } from "../errors.js";
 import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
+import type { JobRef } from "../ref.js";
+import { Sonde } from "../sonde.js";
+import { portableSettings } from "./portable-options.js";
+import { Recorder } from "./record.js";
+import { readRefFile } from "./ref-file.js";
 import { describeModel, Progress, renderEstimate, renderSources } from "./render.js";
-
-const usage = `Usage:
-  sonde research "<query>" --model <provider:model> [--json] [--record <file>] [--detach] [--timeout <ms>]
-                   [--max-cost <usd>]   stop the job when its running cost passes this many dollars
-  sonde attach <ref.json> [--json] [--record <file>] [--max-cost <usd>]
-  sonde status <ref.json>
-  sonde cancel <ref.json>
-  sonde models [--provider <name>] [--json]
-  sonde replay <events.jsonl>
-
-Keys come from the environment (OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY,
-PERPLEXITY_API_KEY, SONDE_HOSTED_API_KEY). Try it with no key:
-  sonde research "How do research agents verify citations?" --model portable:demo/offline
-`;
+import { commandUsage, UsageError, usage, version } from "./usage.js";
 
 interface Io {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   isTTY: boolean;
+  /** Where keys and portable settings come from. @defaultValue process.env */
+  env?: Record<string, string | undefined>;
 }
 
-class UsageError extends Error {}
-
-function maxCostOf(flag: string | undefined): number | undefined {
+function maxCostOf(flag: string | undefined, command: string): number | undefined {
   if (flag === undefined) return undefined;
   const value = Number(flag);
   if (!(Number.isFinite(value) && value > 0))
-    throw new UsageError(`--max-cost takes a positive number of US dollars, e.g. 2.50, not "${flag}"`);
+    throw new UsageError(
+      `--max-cost takes a positive number of US dollars, e.g. 2.50, not "${flag}"`,
+      command,
+    );
   return value;
 }
 
-function readRef(path: string | undefined): unknown {
-  if (!path) throw new UsageError("missing <ref.json>");
-  // The text itself: Sonde checks a ref's size before parsing it.
-  return path === "-" ? readFileSync(0, "utf8") : readFileSync(path, "utf8");
+/**
+ * Progress starts from where the attached job stands: the events recorded beside a
+ * `--record` ref, else one status read. (Attach delivers only the events after the ref.)
+ */
+async function seedProgress(progress: Progress, refPath: string | undefined, ref: JobRef, client: Sonde) {
+  const recording = refPath?.endsWith(".ref.json") ? refPath.slice(0, -".ref.json".length) : undefined;
+  if (recording && existsSync(recording)) {
+    for (const line of readFileSync(recording, "utf8").split("\n")) {
+      const event = line.trim() ? ResearchEvent.safeParse(JSON.parse(line)) : undefined;
+      if (event?.success) progress.update(event.data);
+    }
+    return;
+  }
+  const snapshot = await client.research.get(ref).catch(() => undefined);
+  if (snapshot) progress.update({ type: "status", status: snapshot.status, seq: 0 });
+  if (snapshot?.usage) progress.update({ type: "usage", usage: snapshot.usage, seq: 0 });
 }
 
-async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?: string }): Promise<number> {
-  const progress = new Progress();
+async function stream(
+  job: ResearchJob,
+  io: Io,
+  flags: { json?: boolean; record?: string },
+  progress = new Progress(),
+): Promise<number> {
   let lastLine = "";
-  let refWritten = false;
-  const record = flags.record;
-  if (record) writeFileSync(record, "");
+  const recorder = flags.record ? new Recorder(flags.record) : undefined;
   try {
     for await (const event of job) {
-      if (record) {
-        appendFileSync(record, `${JSON.stringify(event)}\n`);
-        if (!refWritten && job.id) {
-          writeFileSync(`${record}.ref.json`, `${JSON.stringify(job.toRef(), null, 2)}\n`);
-          refWritten = true;
-        }
-      }
+      recorder?.add(event, job);
       if (flags.json) {
         io.stdout(`${JSON.stringify(event)}\n`);
         continue;
@@ -80,8 +82,14 @@ async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?
   } catch (error) {
     // Our connection stopped (timeout, abort), not the job: without its ref it could not be attached.
     if (JobAbortedError.isInstance(error) && job.id) {
+      // A local job pauses (saved) so this process can exit; a remote one runs on.
+      await job.detach();
+      const where =
+        job.toRef().provider === "portable"
+          ? "The local job is paused with its progress saved."
+          : "The job keeps running on the provider.";
       io.stderr(
-        `\nThe job keeps running on the provider. Save this ref as ref.json, then \`sonde attach ref.json\` (or \`sonde cancel ref.json\`):\n${JSON.stringify(job.toRef(), null, 2)}\n`,
+        `\n${where} Save this ref as ref.json, then \`sonde attach ref.json\` (or \`sonde cancel ref.json\`):\n${JSON.stringify(job.toRef(), null, 2)}\n`,
       );
     }
     throw error;
@@ -97,7 +105,7 @@ async function stream(job: ResearchJob, io: Io, flags: { json?: boolean; record?
   return result.status === "completed" ? 0 : 1;
 }
 
-export async function run(argv: string[], io: Io, client = new Sonde()): Promise<number> {
+export async function run(argv: string[], io: Io, given?: Sonde): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -109,28 +117,45 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       timeout: { type: "string" },
       "max-cost": { type: "string" },
       provider: { type: "string" },
+      "chat-url": { type: "string" },
+      search: { type: "string" },
+      "search-url": { type: "string" },
+      store: { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean", short: "v" },
     },
   });
   const [command, argument] = positionals;
+  if (values.version) {
+    io.stdout(`${version()}\n`);
+    return 0;
+  }
   if (values.help || !command) {
-    io.stdout(usage);
+    io.stdout((command && commandUsage[command]) || usage);
     return command || values.help ? 0 : 2;
   }
+  const env = io.env ?? process.env;
+  const refArgument = ["attach", "status", "cancel"].includes(command) ? readRefFile(argument) : undefined;
+  const model = command === "research" ? values.model : refArgument?.model;
+  const portable = portableSettings(model, values, env);
+  const client = given ?? new Sonde({ env, ...(portable && { portable }) });
   switch (command) {
     case "research": {
-      if (!argument) throw new UsageError('missing "<query>"');
-      if (!values.model) throw new UsageError("missing --model <provider:model> (see `sonde models`)");
+      if (!argument) throw new UsageError('missing "<query>"', command);
+      if (!values.model)
+        throw new UsageError("missing --model <provider:model> (see `sonde models`)", command);
       const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
       if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
         throw new UsageError(
           `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
+          command,
         );
-      const maxCostUSD = maxCostOf(values["max-cost"]);
+      const maxCostUSD = maxCostOf(values["max-cost"], command);
       // The cap is enforced by the process that follows the job; a detached job has none.
       if (maxCostUSD !== undefined && values.detach)
         throw new UsageError(
           "--max-cost needs this process to follow the job, so it cannot go with --detach; pass --max-cost to `sonde attach` instead",
+          command,
         );
       const request = {
         model: values.model,
@@ -141,25 +166,33 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       io.stderr(renderEstimate(client.research.estimate(request)));
       const job = client.research.start(request);
       if (values.detach) {
-        for await (const event of job) if (event.type === "created") break;
+        await job.created();
         io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);
-        io.stderr("Detached: the job keeps running. Re-attach with `sonde attach <ref.json>`.\n");
+        // A local job would keep this process alive: pause it instead, attach continues it.
+        await job.detach();
+        io.stderr(
+          job.toRef().provider === "portable"
+            ? "Detached: the local job is paused with its progress saved. Continue it with `sonde attach <ref.json>`.\n"
+            : "Detached: the job keeps running. Re-attach with `sonde attach <ref.json>`.\n",
+        );
         return 0;
       }
       return stream(job, io, values);
     }
     case "attach": {
-      const maxCostUSD = maxCostOf(values["max-cost"]);
+      const maxCostUSD = maxCostOf(values["max-cost"], command);
+      const progress = new Progress();
+      await seedProgress(progress, argument, refArgument!, client);
       const options = maxCostUSD !== undefined ? { maxCostUSD } : {};
-      return stream(client.research.attach(readRef(argument), options), io, values);
+      return stream(client.research.attach(refArgument!, options), io, values, progress);
     }
     case "status": {
-      const snapshot = await client.research.get(readRef(argument));
+      const snapshot = await client.research.get(refArgument!);
       io.stdout(`${JSON.stringify(snapshot, null, 2)}\n`);
       return 0;
     }
     case "cancel": {
-      const outcome = await client.research.cancel(readRef(argument));
+      const outcome = await client.research.cancel(refArgument!);
       io.stdout(`${JSON.stringify(outcome, null, 2)}\n`);
       return outcome.outcome === "cancelled" || outcome.outcome === "already-terminal" ? 0 : 1;
     }
@@ -176,7 +209,7 @@ export async function run(argv: string[], io: Io, client = new Sonde()): Promise
       return 0;
     }
     case "replay": {
-      if (!argument) throw new UsageError("missing <events.jsonl>");
+      if (!argument) throw new UsageError("missing <events.jsonl>", command);
       const aggregator = new ResultAggregator();
       for (const line of readFileSync(argument, "utf8").split("\n")) {
         if (!line.trim()) continue;
@@ -215,17 +248,33 @@ async function main(): Promise<void> {
   try {
     process.exitCode = await run(process.argv.slice(2), io);
   } catch (error) {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      io.stderr(`sonde: ${(error as Error).message}\n\n${usage}`);
-      process.exitCode = 2;
-    } else if (SondeError.isInstance(error)) {
-      io.stderr(`sonde: ${error.name} (${error.code}): ${error.message}\n`);
-      process.exitCode = 1;
-    } else {
-      io.stderr(`sonde: ${(error as Error).message ?? String(error)}\n`);
-      process.exitCode = 1;
-    }
+    const { message, exitCode } = describeFailure(error);
+    io.stderr(message);
+    process.exitCode = exitCode;
   }
+}
+
+/** What the CLI prints for an error run() threw, and its exit code. */
+export function describeFailure(error: unknown): { message: string; exitCode: number } {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    const help = error instanceof UsageError && error.command ? commandUsage[error.command] : undefined;
+    return { message: `sonde: ${(error as Error).message}\n\n${help ?? usage}`, exitCode: 2 };
+  }
+  if (AuthenticationError.isInstance(error) && error.envVar) {
+    // A CLI user configures keys in the environment, not in code.
+    return {
+      message: `sonde: no API key in ${error.envVar}: set it in the environment (export ${error.envVar}=…) and run again.\n`,
+      exitCode: 1,
+    };
+  }
+  if (SondeError.isInstance(error)) {
+    // Messages written for code ("pass … to new Sonde()") get the command-line equivalent.
+    const cli = /new Sonde\(\)/.test(error.message)
+      ? "\nFrom the command line, flags and environment variables configure the engines: see `sonde research --help`.\n"
+      : "";
+    return { message: `sonde: ${error.name} (${error.code}): ${error.message}\n${cli}`, exitCode: 1 };
+  }
+  return { message: `sonde: ${(error as Error).message ?? String(error)}\n`, exitCode: 1 };
 }
 
 // Run when executed as the `sonde` binary, not when imported by tests.

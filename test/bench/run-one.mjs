@@ -58,6 +58,8 @@ const outcome = mode === "sdk" ? await sdk() : await floor();
 const ms = performance.now() - started;
 const line = { mode, engine, ms, chars: outcome.report.length, importMs };
 if (memory) {
+  // A finished job's transport unwinds in the next few ticks (return() of its readers is not awaited).
+  await new Promise((resolve) => setTimeout(resolve, 50));
   const held = outcome.result ?? outcome;
   line.retainedBytes = heap() - base;
   // A flat string costs 1 byte per character when all are Latin-1, else 2.

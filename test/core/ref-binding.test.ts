@@ -39,7 +39,8 @@ async function refOf(job: ResearchJob): Promise<JobRef> {
   return JSON.parse(JSON.stringify(job.toRef()));
 }
 
-async function expectRefused(sonde: Sonde, ref: unknown, field: "credential" | "owner", owner?: string) {
+async function expectRefused(sonde: Sonde, input: unknown, field: "credential" | "owner", owner?: string) {
+  const ref = input as JobRef; // possibly tampered with: the run-time checks are under test
   const options = owner === undefined ? {} : { owner };
   let thrown: unknown;
   try {
@@ -92,6 +93,11 @@ describe("ref credential binding", () => {
     await expectRefused(client({ apiKey: KEY_A }).sonde, next, "credential");
     expect(client({ apiKey: KEY_B }).sonde.research.attach(next)).toBeTruthy();
     job.abort();
+  });
+
+  it("rejects previousApiKeys that are not a list of keys", () => {
+    const given = { apiKey: KEY_B, previousApiKeys: KEY_A as unknown as string[] };
+    expect(() => new Sonde({ openai: given, env: {} })).toThrow(/openai\.previousApiKeys must be an array/);
   });
 
   it("refuses a ref whose job id was edited", async () => {

@@ -2,8 +2,10 @@
  * A ref from outside is untrusted: oversized strings, deep nesting, oversized refs and
  * prototype-reaching keys are refused by name, synchronously, before any request.
  */
+
 import { describe, expect, it } from "vitest";
 import { InvalidRefError, parseRef, refLimits, Sonde } from "../../src/index.js";
+import type { JobRef } from "../../src/ref.js";
 
 const good = {
   v: 1,
@@ -29,7 +31,8 @@ function spyClient() {
 }
 
 /** The field `attach` names, thrown synchronously; get and cancel refuse it the same way, with no request. */
-async function refusedField(ref: unknown): Promise<string> {
+async function refusedField(input: unknown): Promise<string> {
+  const ref = input as JobRef; // malformed on purpose: the run-time checks are under test
   const { client, requests } = spyClient();
   let field: string | undefined;
   try {

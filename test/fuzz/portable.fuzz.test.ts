@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { demoAnswer } from "../../providers/portable/demo/model.js";
-import { createMemoryStore } from "../../providers/portable/index.js";
+import { createMemoryStore, defaultFetcher } from "../../providers/portable/index.js";
 import type { SondeOptions } from "../../src/index.js";
 import {
   activeTimers,
@@ -34,10 +34,19 @@ const template = JSON.parse(fixture("chat-completion.json")) as {
 const tavily = encoder.encode(fixture("tavily-search.json"));
 const page = encoder.encode(fixture("page.html"));
 
-const options = (): SondeOptions => ({
+/**
+ * Chat, search and pages all answered by `route`: the real page fetcher (HTML to text)
+ * sends through it with no address lookup, so nothing here can reach a real host.
+ */
+const options = (route: Route): SondeOptions => ({
   portable: {
     chat: { local: { baseURL: "http://chat.test/v1", apiKey: "sk-test-fuzz-chat" } },
     search: { provider: "tavily", apiKey: "tvly-test-fuzz", baseURL: "http://tavily.test" },
+    fetcher: defaultFetcher({
+      lookup: false,
+      robots: false,
+      fetch: async (input, init) => route(new Request(input, init), -1),
+    }),
     store: createMemoryStore(),
   },
 });
@@ -46,10 +55,12 @@ const request = {
   query: "How many bicycle commuters crossed the river bridge in 2024?",
 };
 
-/** Chat answers like the offline demo model; search and pages from the fixtures. Call `hit` gets `damages`. */
-const serve =
-  (cuts: readonly number[], hit = -1, damages: readonly Damage[] = []): Route =>
-  async (req, call) => {
+/** Chat answers like the offline demo model; search and pages from the fixtures. Request `hit` (counting all) gets `damages`. */
+const served: string[] = [];
+function serve(cuts: readonly number[], hit = -1, damages: readonly Damage[] = []): Route {
+  let call = 0;
+  return async (req) => {
+    served.push(req.url);
     let body: Uint8Array;
     let head: ResponseInit = jsonHead;
     if (req.url.endsWith("/chat/completions")) {
@@ -62,8 +73,14 @@ const serve =
       body = page;
       head = { status: 200, headers: { "content-type": "text/html; charset=utf-8" } };
     }
-    return streamed(call === hit ? applyDamage(body, damages) : body, cuts, head);
+    return streamed(call++ === hit ? applyDamage(body, damages) : body, cuts, head);
   };
+}
+
+const run = (cuts: readonly number[], hit?: number, damages?: readonly Damage[]) => {
+  const route = serve(cuts, hit, damages);
+  return runJob(options(route), request, route);
+};
 
 /** Job ids are random per job; everything else must match. */
 const sameJob = (events: Parameters<typeof comparable>[0]) =>
@@ -71,15 +88,20 @@ const sameJob = (events: Parameters<typeof comparable>[0]) =>
 
 describe("portable engine wire (fuzzed)", () => {
   it("yields the same events for any chunking of every body", async () => {
-    const baseline = await runJob(options(), request, serve([]));
+    served.length = 0;
+    const baseline = await run([]);
+    // Every kind of body went through the fuzzed route: chat, search and a page.
+    expect(served.some((url) => url.endsWith("/chat/completions"))).toBe(true);
+    expect(served.some((url) => url.startsWith("http://tavily.test/"))).toBe(true);
+    expect(served.some((url) => url.startsWith("https://stats.example.org/"))).toBe(true);
     expectWellEnded(baseline);
     expect(baseline.resultError).toBeUndefined();
     expect(baseline.calls).toBeGreaterThan(2);
     expect(baseline.report?.length).toBeGreaterThan(0);
     await fc.assert(
       fc.asyncProperty(fc.array(fc.nat(), { maxLength: 20 }), async (cuts) => {
-        const run = await runJob(options(), request, serve(cuts));
-        expect(sameJob(run.events)).toEqual(sameJob(baseline.events));
+        const outcome = await run(cuts);
+        expect(sameJob(outcome.events)).toEqual(sameJob(baseline.events));
       }),
       { numRuns: Math.ceil(RUNS / 2) },
     );
@@ -93,7 +115,7 @@ describe("portable engine wire (fuzzed)", () => {
         fc.array(damage, { minLength: 1, maxLength: 3 }),
         fc.array(fc.nat(), { maxLength: 8 }),
         async (hit, damages, cuts) => {
-          expectWellEnded(await runJob(options(), request, serve(cuts, hit, damages)));
+          expectWellEnded(await run(cuts, hit, damages));
         },
       ),
       { numRuns: RUNS },

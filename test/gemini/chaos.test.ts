@@ -5,12 +5,14 @@
  * report byte-identical to an uninterrupted one, no `seq` repeated, and exactly one POST;
  * a cut before the interaction id arrived must end in IndeterminateSubmissionError, unsent.
  */
+
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
 import { IndeterminateSubmissionError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import { Sonde } from "../../src/index.js";
 import type { ResearchResult } from "../../src/job.js";
+import type { JobRef } from "../../src/ref.js";
 import { type Loopback, type RecordedRequest, startLoopback } from "../helpers/loopback.js";
 import { blocks, eventsAfter, FAST, fixture, fixtureJson, KEY, running } from "./helpers.js";
 
@@ -224,7 +226,7 @@ describe("gemini over real sockets: seeded cuts", () => {
       });
       const stopAfter = 2 + Math.floor(random() * 40);
       const before: ResearchEvent[] = [];
-      let ref: unknown;
+      let ref!: JobRef;
       try {
         const job = sonde(first).research.start({
           model: "gemini:deep-research-preview-04-2026",

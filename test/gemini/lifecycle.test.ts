@@ -134,7 +134,7 @@ describe("gemini: restart and attach", () => {
     const expected = await baseline();
     server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
     const job = client().research.start({ model, query: "q" });
-    let ref: unknown;
+    let ref!: JobRef;
     for await (const event of job) {
       // What an app does: persist the ref after each event (here, the last one before done).
       if (event.type !== "done") ref = JSON.parse(JSON.stringify(job.toRef()));
@@ -255,7 +255,14 @@ describe("gemini: cancel, abort, get", () => {
       cancel: () => HttpResponse.json({ ...running(stored), status: "cancelled" }),
     });
     server.use(...handlers);
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     expect(await client().research.cancel(ref)).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
     expect(requests.map((r) => `${r.method} ${r.url.pathname}`)).toEqual([
       `POST /v1beta/interactions/${jobId}/cancel`,
@@ -264,7 +271,14 @@ describe("gemini: cancel, abort, get", () => {
 
   it("a cancel Gemini accepts while the interaction still reports in_progress is pending, not cancelled", async () => {
     server.use(...geminiServer({ cancel: () => HttpResponse.json(running(stored)) }).handlers);
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     const outcome = await client().research.cancel(ref);
     expect(outcome.outcome).toBe("pending");
     expect(outcome.detail).toMatch(/in_progress/);
@@ -277,7 +291,14 @@ describe("gemini: cancel, abort, get", () => {
         get: () => HttpResponse.json(stored),
       }).handlers,
     );
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     expect(await client().research.cancel(ref)).toMatchObject({
       outcome: "already-terminal",
       finalStatus: "completed",
@@ -294,7 +315,14 @@ describe("gemini: cancel, abort, get", () => {
       get: () => HttpResponse.json(running(stored)),
     });
     server.use(...handlers);
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     const outcome = await client().research.cancel(ref);
     expect(outcome.outcome).toBe("transport-only");
     expect(outcome.detail).toMatch(/keeps running, and billing/);
@@ -307,7 +335,7 @@ describe("gemini: cancel, abort, get", () => {
         { status: 404 },
       );
     server.use(...geminiServer({ cancel: notFound, get: notFound }).handlers);
-    const ref = {
+    const ref: JobRef = {
       v: 1,
       provider: "gemini",
       model,
@@ -417,7 +445,14 @@ describe("gemini: cancel, abort, get", () => {
   it("get(ref) is one GET: status, the report, citations with UTF-16 offsets, and priced usage", async () => {
     const { handlers, requests } = geminiServer({ get: () => HttpResponse.json(stored) });
     server.use(...handlers);
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     const snapshot = await client().research.get(ref);
     expect(requests).toHaveLength(1);
     expect(snapshot.status).toBe("completed");
@@ -432,7 +467,14 @@ describe("gemini: cancel, abort, get", () => {
 
   it("get(ref) of a running interaction has a status and no report yet", async () => {
     server.use(...geminiServer({ get: () => HttpResponse.json(running(stored)) }).handlers);
-    const ref = { v: 1, provider: "gemini", model, jobId, createdAt: "2026-07-01T10:00:00Z", resume: {} };
+    const ref: JobRef = {
+      v: 1,
+      provider: "gemini",
+      model,
+      jobId,
+      createdAt: "2026-07-01T10:00:00Z",
+      resume: {},
+    };
     const snapshot = await client().research.get(ref);
     expect(snapshot.status).toBe("running");
     expect(snapshot.report).toBeUndefined();

@@ -2,6 +2,7 @@
  * Contract tests of the OpenAI engine over msw: recorded-format transcripts
  * (test/fixtures/openai) in, the events and results a user relies on out.
  */
+
 import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import {
   UnsupportedOptionError,
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
+import type { JobRef } from "../../src/ref.js";
 import {
   BASE,
   codePointSlice,
@@ -763,7 +765,7 @@ describe("poll-only models (gpt-5.5-pro)", () => {
   it("get(ref) is one GET returning status, report, citations and usage", async () => {
     pollServer(["poll/pro.completed.json"]);
     const client = makeClient();
-    const ref = {
+    const ref: JobRef = {
       v: 1,
       provider: "openai",
       model: POLL_MODEL,
@@ -786,7 +788,7 @@ describe("poll-only models (gpt-5.5-pro)", () => {
 
   it("research.cancel(ref) reports cancelled, pending, or already-terminal (completion won)", async () => {
     const client = makeClient();
-    const ref = {
+    const ref: JobRef = {
       v: 1,
       provider: "openai",
       model: POLL_MODEL,
@@ -864,7 +866,7 @@ describe("poll-only models (gpt-5.5-pro)", () => {
     pollServer(["poll/pro.completed.json"]);
     const client = makeClient();
     const first = client.research.start({ model: POLL_MODEL, query: "q" });
-    let ref: unknown;
+    let ref!: JobRef;
     for await (const event of first) {
       if (event.type === "citation") {
         ref = JSON.parse(JSON.stringify(first.toRef()));
@@ -1001,7 +1003,7 @@ describe("refs taken part-way through one wire event", () => {
   }
 
   /** Attaches where the server refuses to replay the stream, so the job is followed by polling. */
-  async function attachRefused(ref: unknown) {
+  async function attachRefused(ref: JobRef) {
     server.use(
       http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
         new URL(request.url).searchParams.get("stream") === "true"

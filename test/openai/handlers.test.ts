@@ -1,8 +1,10 @@
 /** `providerHandlers.openai`: the msw handlers users get, driven through the public client. */
+
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../providers/openai/testing.js";
 import { RateLimitError } from "../../src/errors.js";
+import type { JobRef } from "../../src/ref.js";
 import { BASE, codePointSlice, collect, makeClient, ofType, POLL_MODEL, STREAMING_MODEL } from "./helpers.js";
 
 const server = setupServer();
@@ -37,7 +39,7 @@ describe("providers/openai testing handlers", () => {
     server.use(...handlers({ baseURL: BASE, report }));
     const client = makeClient();
     const job = client.research.start({ model: STREAMING_MODEL, query: "q" });
-    let ref: unknown;
+    let ref!: JobRef;
     for await (const event of job) {
       if (event.type === "text") {
         ref = JSON.parse(JSON.stringify(job.toRef()));

@@ -1,9 +1,10 @@
 /** Shared bits of the OpenAI engine tests: fixtures, a client as a user builds it, event helpers. */
 import { readFileSync } from "node:fs";
 import { HttpResponse } from "msw";
-import { Sonde, type SondeOptions } from "../../src/client.js";
+import type { SondeOptions } from "../../src/client.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
+import { Sonde } from "../../src/sonde.js";
 
 export const KEY = "sk-test-openai-0123456789abcdef";
 export const BASE = "https://api.openai.test/v1";

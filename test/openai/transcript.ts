@@ -321,24 +321,27 @@ export function longTranscript(
   const final = response("completed", { completed_at: 1767000600, output, usage });
   push({ type: "response.completed", response: final });
 
-  const blocks = events.map((event) =>
-    Buffer.from(`event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`, "utf8"),
-  );
-  const ends: number[] = [];
-  let total = 0;
-  for (const block of blocks) {
-    total += block.length;
-    ends.push(total);
-  }
   return {
-    events,
-    blocks,
-    bytes: Buffer.concat(blocks),
-    ends,
+    ...frame(events, (event) => `event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`),
     final,
     running: response("in_progress", { output: output.slice(0, 4) }),
     report,
   };
+}
+
+/** The wire bytes of `events`, one block each as `block` frames it, and where each ends. */
+export function frame(
+  events: Record<string, unknown>[],
+  block: (event: Record<string, unknown>) => string,
+): Pick<Transcript, "events" | "blocks" | "bytes" | "ends"> {
+  const blocks = events.map((event) => Buffer.from(block(event), "utf8"));
+  const ends: number[] = [];
+  let total = 0;
+  for (const bytes of blocks) {
+    total += bytes.length;
+    ends.push(total);
+  }
+  return { events, blocks, bytes: Buffer.concat(blocks), ends };
 }
 
 /** The stream a resume after `startingAfter` sends: every event with a larger `sequence_number`. */

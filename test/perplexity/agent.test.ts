@@ -69,7 +69,7 @@ const json = (status: number, body: unknown): Exchange["response"] => ({ status,
 const ofType = <T extends ResearchEvent["type"]>(events: ResearchEvent[], type: T) =>
   events.filter((e): e is Extract<ResearchEvent, { type: T }> => e.type === type);
 
-describe("perplexity agent: the sample transcript (perplexity-agent.md §4)", () => {
+describe("perplexity agent: the sample transcript (providers/perplexity/WIRE.md §4)", () => {
   it("maps a background stream to thinking, searches, text, [web:N] citations in UTF-16 and Perplexity's charge", async () => {
     const seen = replay(server, BASE, [post({ status: 200, sse: sample })]);
     const job = client().research.start({ model, query });

@@ -1,5 +1,5 @@
 /**
- * The Sonar engine is retired (perplexity-agent.md §5): its id fails before any request
+ * The Sonar engine is retired (providers/perplexity/WIRE.md §5): its id fails before any request
  * and names the Agent API preset that replaces it, old refs fail the same way, and the
  * 403 the retired API answers is a retirement, not a bad key. The catalog's new presets.
  */

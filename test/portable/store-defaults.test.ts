@@ -4,7 +4,7 @@ import { homedir, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFileStore } from "../../providers/portable/index.js";
-import { Sonde } from "../../src/index.js";
+import { type JobRef, Sonde } from "../../src/index.js";
 
 const posix = process.platform !== "win32";
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
@@ -46,7 +46,7 @@ describe("portable job stores", () => {
     const result = await client.research.start(demo).result();
     expect(await readdir(join(dir, "jobs"))).toEqual([result.jobId]);
     // Attaching with the same environment finds it.
-    const ref = {
+    const ref: JobRef = {
       v: 1,
       provider: "portable",
       model: demo.model,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { htmlToText } from "../../providers/portable/index.js";
 import { assembleReport, type Finding } from "../../providers/portable/report.js";
 import { checkDerived, checkQuote } from "../../providers/portable/verify.js";
-import type { DerivedNumber } from "../../providers/portable/wire.js";
+import type { DerivedNumber } from "../../providers/portable/wire/model-output.js";
 
 const source =
   "Cycling count 2024\n\nIn 2024 the automatic counter on the river bridge recorded an average of 1,250 bicycle commuters per weekday. In 2023 the same counter recorded an average of 1,000 bicycle commuters per weekday.";

@@ -93,6 +93,26 @@ describe("a job submission that never left", () => {
     expect(attempts).toBe(4); // the first try and three retries, with backoff
   });
 
+  it.each([
+    ["gemini", "gemini:deep-research-preview-04-2026"],
+    ["openrouter", "openrouter:perplexity/sonar-deep-research"],
+    ["hosted", "hosted:agents.deep_research"],
+    ["perplexity", "perplexity:medium"],
+  ] as const)("%s: a refused submission is a ConnectionError too", async (engine, model) => {
+    const port = await closedPort();
+    const client = new Sonde({
+      [engine]: { apiKey: KEY, baseURL: `http://127.0.0.1:${port}/v1` },
+      retry: { attempts: 1, minDelayMs: 5, maxDelayMs: 10 },
+      env: {},
+    });
+    const error = await client.research
+      .start({ model, query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    expect(ConnectionError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ provider: engine, networkCode: "ECONNREFUSED" });
+  });
+
   it("after refusals the POST is retried, and the server receives it exactly once", async () => {
     const port = await closedPort();
     const server = createHttpServer();

@@ -87,6 +87,42 @@ async function readCapped(
 
 const discard = (response: Response) => response.body?.cancel().catch(() => {});
 
+/** Reads one final (non-redirect) response into a page, by its content type or sniffed bytes. */
+async function readPage(url: URL, response: Response, maxBytes: number): Promise<FetchedPage> {
+  if (!response.ok) {
+    await discard(response);
+    throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+  }
+  const contentType = response.headers.get("content-type") ?? "";
+  // Many servers label PDFs as bare bytes: those are sniffed, and must be PDFs.
+  const opaque = !contentType || /^application\/octet-stream\b/i.test(contentType);
+  let kind = opaque ? undefined : kindOf(contentType);
+  if (!opaque && !kind) {
+    await discard(response);
+    throw new Error(`unsupported content type "${contentType}" (read are HTML, text, JSON, XML and PDF)`);
+  }
+  const declared = Number(response.headers.get("content-length"));
+  if (kind === "pdf" && declared > maxBytes) {
+    await discard(response);
+    throw new Error(`the PDF is ${declared} bytes, over the fetcher's maxBytes (${maxBytes})`);
+  }
+  const { bytes, cut } = await readCapped(response, maxBytes);
+  kind ??= sniffKind(bytes);
+  if (contentType && opaque && kind !== "pdf")
+    throw new Error(`unsupported content type "${contentType}" (the bytes are not a PDF)`);
+  const base = { url: url.href, contentType: contentType || "application/octet-stream" };
+  if (kind === "pdf") {
+    if (cut) throw new Error(`the PDF is over the fetcher's maxBytes (${maxBytes})`);
+    const pdf = await pdfText(bytes);
+    return { ...base, text: pdf.text, title: pdf.title, extraction: "pdf", pageStarts: pdf.pageStarts };
+  }
+  // Text cut at the cap is still text; the corpus keeps far less anyway.
+  const decoded = decodeBody(bytes, contentType, kind === "html" ? "html" : kind);
+  if (kind !== "html") return { ...base, text: decoded.text, extraction: "text", encoding: decoded.encoding };
+  const page = extractHtml(decoded.text, url.href);
+  return { ...base, ...page, encoding: decoded.encoding };
+}
+
 export function createPageFetcher(settings: PageSettings): Fetcher {
   const allowHosts = new Set(settings.allowHosts.map(hostKey));
   const limiter = new HostLimiter(settings.perHostConcurrency);
@@ -146,42 +182,6 @@ export function createPageFetcher(settings: PageSettings): Fetcher {
       )
     : undefined;
 
-  async function read(url: URL, response: Response): Promise<FetchedPage> {
-    if (!response.ok) {
-      await discard(response);
-      throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
-    }
-    const contentType = response.headers.get("content-type") ?? "";
-    // Many servers label PDFs as bare bytes: those are sniffed, and must be PDFs.
-    const opaque = !contentType || /^application\/octet-stream\b/i.test(contentType);
-    let kind = opaque ? undefined : kindOf(contentType);
-    if (!opaque && !kind) {
-      await discard(response);
-      throw new Error(`unsupported content type "${contentType}" (read are HTML, text, JSON, XML and PDF)`);
-    }
-    const declared = Number(response.headers.get("content-length"));
-    if (kind === "pdf" && declared > settings.maxBytes) {
-      await discard(response);
-      throw new Error(`the PDF is ${declared} bytes, over the fetcher's maxBytes (${settings.maxBytes})`);
-    }
-    const { bytes, cut } = await readCapped(response, settings.maxBytes);
-    kind ??= sniffKind(bytes);
-    if (contentType && opaque && kind !== "pdf")
-      throw new Error(`unsupported content type "${contentType}" (the bytes are not a PDF)`);
-    const base = { url: url.href, contentType: contentType || "application/octet-stream" };
-    if (kind === "pdf") {
-      if (cut) throw new Error(`the PDF is over the fetcher's maxBytes (${settings.maxBytes})`);
-      const pdf = await pdfText(bytes);
-      return { ...base, text: pdf.text, title: pdf.title, extraction: "pdf", pageStarts: pdf.pageStarts };
-    }
-    // Text cut at the cap is still text; the corpus keeps far less anyway.
-    const decoded = decodeBody(bytes, contentType, kind === "html" ? "html" : kind);
-    if (kind !== "html")
-      return { ...base, text: decoded.text, extraction: "text", encoding: decoded.encoding };
-    const page = extractHtml(decoded.text, url.href);
-    return { ...base, ...page, encoding: decoded.encoding };
-  }
-
   return {
     async fetch(raw, { signal }) {
       let url: URL;
@@ -200,7 +200,7 @@ export function createPageFetcher(settings: PageSettings): Fetcher {
             accept: "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.1",
             robots: true,
           },
-          read,
+          (pageUrl, response) => readPage(pageUrl, response, settings.maxBytes),
         );
       } catch (error) {
         if (timeout.aborted && !signal.aborted)

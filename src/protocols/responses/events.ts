@@ -18,7 +18,7 @@ const lifecycle = z.looseObject({ ...base, response: lenient(WireResponse) });
 const terminal = z.looseObject({
   ...base,
   response: lenient(WireResponse),
-  // Perplexity's `response.failed` has its error at the top level (perplexity-agent.md §4).
+  // Perplexity's `response.failed` has its error at the top level (providers/perplexity/WIRE.md §4).
   error: lenient(WireError.nullable()),
 });
 const itemEvent = z.looseObject({ ...base, output_index: int, item: lenient(WireItem) });
@@ -46,7 +46,7 @@ const schemas = {
   }),
   "response.output_text.done": z.looseObject({ ...textPart, text: str }),
   "response.refusal.done": z.looseObject({ ...textPart, refusal: str }),
-  // Perplexity's reasoning trace: free text tied to no item (perplexity-agent.md §4).
+  // Perplexity's reasoning trace: free text tied to no item (providers/perplexity/WIRE.md §4).
   "response.reasoning.started": z.looseObject({ ...base, thought: str }),
   "response.reasoning.stopped": z.looseObject({ ...base, thought: str }),
   "response.reasoning.search_queries": z.looseObject({

@@ -4,15 +4,21 @@
  * into UTF-16 offsets of the whole report, and remembers what it already emitted so a
  * poll snapshot adds only what is new. Provider differences come from the dialect.
  */
-import { type Citation, isTerminal, type JobStatus, type ResearchPhase } from "../../events.js";
+import { isTerminal, type JobStatus, type ResearchPhase } from "../../events.js";
 import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
-import type { InlineCitations, ResponsesDialect } from "./dialect.js";
+import type { ResponsesDialect } from "./dialect.js";
 import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
+import { ReasoningTrace } from "./reasoning-trace.js";
+import { type DeliveredPrefix, type EmittedCounts, StreamedReport } from "./report.js";
+
 import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
-import { type FinalReport, isUrlCitation, reportOf, SourceIndex, searchItemKey, TextPart } from "./text.js";
-import { itemState, pageEvents, queryEvents, searchEvent, toolEvent } from "./tool-events.js";
+import { reportOf, SourceIndex } from "./text.js";
+import { searchItemKey, ToolCounts } from "./tool-counts.js";
+import { itemState, searchEvent, toolEvent } from "./tool-events.js";
 import { isTrailItem, trailOf } from "./trail.js";
 import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
+
+export type { DeliveredPrefix, EmittedCounts };
 
 export interface MapperOptions {
   dialect: ResponsesDialect;
@@ -29,24 +35,6 @@ export interface MapperOptions {
 
 /** A wire event whose payload the session already decoded (see session.ts). */
 export type DecodedWireEvent = WireEvent & { event?: StreamEvent | undefined };
-
-/**
- * What was delivered before a ref was taken, re-sent under an earlier cursor so the core
- * suppresses it but still aggregates it (see session.ts, poll fallback after attach).
- */
-export interface DeliveredPrefix {
-  type: "sonde.delivered";
-  text: string;
-  citations: Citation[];
-}
-
-/** How many of a ref's events a mapper has emitted (text in UTF-16 units). */
-export interface EmittedCounts {
-  reportLength: number;
-  citations: number;
-  /** Trail items (searches, tool calls) whose completed or failed event was emitted, in output order. */
-  trail: number;
-}
 
 /** The text length and citation count of the last wire event that mapped to events, and its cursor. */
 export interface LastBatch {
@@ -93,21 +81,15 @@ export class ResponseMapper {
   jobId: string | undefined;
   readonly #options: MapperOptions;
   readonly #dialect: ResponsesDialect;
-  readonly #inline: InlineCitations | undefined;
   readonly #sources = new SourceIndex();
   #created = false;
   #status: JobStatus | undefined;
   #phase: ResearchPhase | undefined;
-  #report = "";
-  #parts = new Map<string, TextPart>();
-  #citations = 0;
-  /** `web_search_call` ids and `search_results` item positions. */
-  #searches = new Set<string>();
-  /** Perplexity announces searches as events and may also list them as items: the larger count wins. */
-  #searchEvents = 0;
-  #pendingQueries: string[] = [];
-  #fetchEvents = 0;
-  #fetchItems = 0;
+  readonly #text: StreamedReport;
+  readonly #counts = new ToolCounts();
+  /** Pages the `fetch_url_results` items streamed so far list. */
+  #fetchedItems = 0;
+  readonly #trace: ReasoningTrace;
   /** Ids of trail items whose completion was emitted, and how many there were. */
   #trailDone = new Set<string>();
   #trail = 0;
@@ -118,7 +100,18 @@ export class ResponseMapper {
   constructor(options: MapperOptions) {
     this.#options = options;
     this.#dialect = options.dialect;
-    this.#inline = options.dialect.inlineCitations?.();
+    this.#text = new StreamedReport({
+      inline: options.dialect.inlineCitations?.(),
+      sources: this.#sources,
+      logger: options.logger,
+      provider: options.dialect.provider,
+    });
+    this.#trace = new ReasoningTrace({
+      includeThinking: options.includeThinking,
+      counts: this.#counts,
+      sources: this.#sources,
+      phase: (phase) => this.#setPhase(phase),
+    });
     this.jobId = options.jobId;
   }
 
@@ -129,7 +122,7 @@ export class ResponseMapper {
 
   /** What this mapper has emitted so far. */
   get emitted(): EmittedCounts {
-    return { reportLength: this.#report.length, citations: this.#citations, trail: this.#trail };
+    return { ...this.#text.emitted, trail: this.#trail };
   }
 
   /**
@@ -160,7 +153,8 @@ export class ResponseMapper {
   #map(wire: DecodedWireEvent): MappedEvent[] {
     if (wire.event) return this.#event(wire.event);
     const data = wire.data as { type?: unknown; object?: unknown; id?: unknown } | null;
-    if (data && data.type === "sonde.delivered") return this.#delivered(data as unknown as DeliveredPrefix);
+    if (data && data.type === "sonde.delivered")
+      return this.#text.delivered(data as unknown as DeliveredPrefix);
     // A polled Response object (stream events all have a `type`; Responses have none).
     if (data && (data.object === "response" || (data.type === undefined && typeof data.id === "string"))) {
       const response = WireResponse.safeParse(data);
@@ -186,24 +180,7 @@ export class ResponseMapper {
    * result is whole and nothing is delivered twice.
    */
   deliveredPrefix(response: WireResponse, delivered: EmittedCounts): DeliveredPrefix | undefined {
-    const final = reportOf(response, this.#dialect);
-    const text = final.text.slice(this.#report.length, Math.max(this.#report.length, delivered.reportLength));
-    const citations = final.citations.slice(this.#citations, Math.max(this.#citations, delivered.citations));
-    if (!text && citations.length === 0) return undefined;
-    return { type: "sonde.delivered", text, citations };
-  }
-
-  #delivered(prefix: DeliveredPrefix): MappedEvent[] {
-    const out: MappedEvent[] = [];
-    if (prefix.text) {
-      this.#report += prefix.text;
-      out.push({ type: "text", delta: prefix.text });
-      // The prefix's citations are the markers in its text: the scanner must not find them again.
-      this.#inline?.scan(this.#report, this.#sources, false);
-    }
-    for (const citation of prefix.citations) out.push({ type: "citation", citation });
-    this.#citations += prefix.citations.length;
-    return out;
+    return this.#text.prefixOf(reportOf(response, this.#dialect), delivered);
   }
 
   #createdEvent(id: string): MappedEvent {
@@ -243,7 +220,7 @@ export class ResponseMapper {
   #event(event: StreamEvent): MappedEvent[] {
     switch (event.type) {
       case "response.output_text.delta":
-        return this.#textDelta(event);
+        return this.#text.delta(event);
       case "response.reasoning_summary_text.delta":
         return this.#summary(event);
       case "response.created":
@@ -262,12 +239,12 @@ export class ResponseMapper {
       case "response.output_item.done":
         return event.item ? this.#itemDone(event.item, event.output_index) : [];
       case "response.content_part.added":
-        if (event.part?.type === "output_text") this.#partOf(event);
+        if (event.part?.type === "output_text") this.#text.partAdded(event);
         return [];
       case "response.output_text.annotation.added":
-        return this.#annotation(event);
+        return this.#text.annotation(event);
       case "response.output_text.done":
-        return this.#textDone(event);
+        return this.#text.textDone(event);
       case "response.refusal.done":
         return event.refusal
           ? [
@@ -279,29 +256,11 @@ export class ResponseMapper {
           : [];
       case "response.reasoning.started":
       case "response.reasoning.stopped":
-        return [...this.#setPhase("reasoning"), ...this.#thought(event.thought)];
       case "response.reasoning.search_queries":
-        return this.#searchQueries(event);
       case "response.reasoning.search_results":
-        return this.#searchResults(event);
       case "response.reasoning.fetch_url_queries":
-        return [
-          ...this.#thought(event.thought),
-          ...this.#setPhase("reading"),
-          ...pageEvents(event.urls ?? [], "started"),
-        ];
-      case "response.reasoning.fetch_url_results": {
-        const pages = fetchedPagesOf(event.contents);
-        this.#fetchEvents += pages.length;
-        return [
-          ...this.#thought(event.thought),
-          ...pageEvents(
-            pages.map((page) => page.url),
-            "completed",
-          ),
-          this.#countedUsage(),
-        ];
-      }
+      case "response.reasoning.fetch_url_results":
+        return this.#trace.map(event);
       case "unknown":
         if (!quiet.has(event.wireType)) {
           this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {
@@ -316,47 +275,6 @@ export class ResponseMapper {
     if (this.#phase === phase) return [];
     this.#phase = phase;
     return [{ type: "phase", phase }];
-  }
-
-  get #counted() {
-    return {
-      searches: this.#searches.size + Math.max(0, this.#searchEvents - this.#searchItemCount()),
-      fetches: Math.max(this.#fetchEvents, this.#fetchItems),
-    };
-  }
-
-  #searchItemCount(): number {
-    let n = 0;
-    for (const key of this.#searches) if (key.startsWith("results#")) n++;
-    return n;
-  }
-
-  #countedUsage(): MappedEvent {
-    const { searches, fetches } = this.#counted;
-    return { type: "usage", usage: { searches, ...(fetches > 0 && { fetches }) } };
-  }
-
-  #searchQueries(event: StreamEventOf<"response.reasoning.search_queries">): MappedEvent[] {
-    this.#searchEvents++;
-    this.#pendingQueries = event.queries ?? [];
-    return [...this.#thought(event.thought), ...this.#setPhase("searching"), ...queryEvents(event.queries)];
-  }
-
-  #searchResults(event: StreamEventOf<"response.reasoning.search_results">): MappedEvent[] {
-    this.#sources.add(searchResultsOf(event.results));
-    const done: MappedEvent[] = this.#pendingQueries.map((query) => ({
-      type: "search",
-      action: "search",
-      state: "completed",
-      query,
-    }));
-    this.#pendingQueries = [];
-    return [...this.#thought(event.thought), ...done, this.#countedUsage()];
-  }
-
-  #thought(thought: string | null | undefined): MappedEvent[] {
-    if (!this.#options.includeThinking || !thought) return [];
-    return [{ type: "thinking", delta: thought }];
   }
 
   #itemAdded(item: WireItem): MappedEvent[] {
@@ -388,96 +306,28 @@ export class ResponseMapper {
     }
     if (item.type === "web_search_call") {
       // Built-in searches are not in `usage`: count the items (open_page and find_in_page too).
-      this.#searches.add(item.id ?? `#${outputIndex ?? this.#searches.size}`);
+      this.#counts.addSearch(item.id ?? `#${outputIndex ?? this.#counts.searchItems}`);
       // `.completed` may never come; the item's final copy ends the call.
       return [
         searchEvent(item, item.status === "failed" ? "failed" : "completed"),
-        { type: "usage", usage: { searches: this.#searches.size } },
+        { type: "usage", usage: { searches: this.#counts.searchItems } },
       ];
     }
     if (item.type === "search_results") {
-      this.#searches.add(searchItemKey(outputIndex));
+      this.#counts.addSearch(searchItemKey(outputIndex));
       this.#sources.add(searchResultsOf(item.results));
-      return [this.#countedUsage()];
+      return [this.#counts.usageEvent()];
     }
     if (item.type === "fetch_url_results") {
-      this.#fetchItems += fetchedPagesOf(item.contents).length;
-      return [this.#countedUsage()];
+      this.#fetchedItems += fetchedPagesOf(item.contents).length;
+      this.#counts.pagesListed(this.#fetchedItems);
+      return [this.#counts.usageEvent()];
     }
     if (item.type === "message") {
-      // Annotations still waiting for their text: the item is final, so is its text.
-      return [...this.#parts.entries()]
-        .filter(([key]) => key.startsWith(`${item.id}:`))
-        .flatMap(([, part]) => this.#flush(part, true));
+      return this.#text.messageDone(item.id);
     }
     const tool = toolEvent(item, itemState(item));
     return tool ? [tool] : [];
-  }
-
-  #partOf(event: { item_id?: string | null; content_index?: number | null }): TextPart {
-    const key = `${event.item_id}:${event.content_index ?? 0}`;
-    let part = this.#parts.get(key);
-    if (!part) {
-      part = new TextPart(this.#report.length);
-      this.#parts.set(key, part);
-    }
-    return part;
-  }
-
-  /** New report text: appended, then the citations it completes (text first: see `lastBatch`). */
-  #append(part: TextPart, delta: string): MappedEvent[] {
-    part.append(delta);
-    this.#report += delta;
-    return [{ type: "text", delta }, ...this.#inlineCitations(false)];
-  }
-
-  #inlineCitations(final: boolean): MappedEvent[] {
-    if (!this.#inline) return [];
-    const found = this.#inline.scan(this.#report, this.#sources, final);
-    this.#citations += found.length;
-    return found.map((citation) => ({ type: "citation", citation }));
-  }
-
-  #textDelta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
-    if (event.delta === "") return [];
-    const part = this.#partOf(event);
-    // Annotations that were waiting for this text go out with it (after it: text first).
-    return [...this.#append(part, event.delta), ...this.#flush(part, false)];
-  }
-
-  #annotation(event: StreamEventOf<"response.output_text.annotation.added">): MappedEvent[] {
-    // An inline-citing provider's annotations would cite twice: its markers are the citations.
-    if (this.#inline || !event.annotation || !isUrlCitation(event.annotation)) return [];
-    const part = this.#partOf(event);
-    part.pending.push(event.annotation);
-    return this.#flush(part, false);
-  }
-
-  #textDone(event: StreamEventOf<"response.output_text.done">): MappedEvent[] {
-    const part = this.#partOf(event);
-    const out: MappedEvent[] = [];
-    // The final text is authoritative; deltas that never came are delivered here.
-    if (typeof event.text === "string" && event.text.length > part.text.length) {
-      if (event.text.startsWith(part.text))
-        out.push(...this.#append(part, event.text.slice(part.text.length)));
-      else {
-        this.#options.logger.warn(
-          `${this.#dialect.provider}: output_text.done disagrees with the streamed text`,
-          { itemId: event.item_id },
-        );
-      }
-    }
-    return [...out, ...this.#flush(part, true)];
-  }
-
-  /** Emits waiting annotations in order, once the text they point into has arrived (or `force`). */
-  #flush(part: TextPart, force: boolean): MappedEvent[] {
-    const out: MappedEvent[] = [];
-    while (part.pending.length > 0 && (force || part.covers(part.pending[0]!))) {
-      out.push({ type: "citation", citation: part.citation(part.pending.shift()!) });
-      this.#citations++;
-    }
-    return out;
   }
 
   #summary(event: StreamEventOf<"response.reasoning_summary_text.delta">): MappedEvent[] {
@@ -521,27 +371,6 @@ export class ResponseMapper {
     return [{ type: "status", status }];
   }
 
-  /** Text of the final report this mapper has not emitted, then its citations (see `lastBatch`). */
-  #finalText(final: FinalReport): MappedEvent[] {
-    const out: MappedEvent[] = [];
-    if (final.text.length > this.#report.length) {
-      if (final.text.startsWith(this.#report)) {
-        const rest = final.text.slice(this.#report.length);
-        this.#report += rest;
-        out.push({ type: "text", delta: rest });
-      } else {
-        this.#options.logger.warn(
-          `${this.#dialect.provider}: the final report disagrees with the streamed text; kept the stream's`,
-        );
-      }
-    }
-    if (this.#inline) return [...out, ...this.#inlineCitations(true)];
-    for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
-    for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
-    this.#citations = Math.max(this.#citations, final.citations.length);
-    return out;
-  }
-
   /** A terminal Response: what was not emitted yet (text, citations), usage, why it stopped, status. */
   #terminal(
     response: WireResponse,
@@ -550,14 +379,14 @@ export class ResponseMapper {
   ): MappedEvent[] {
     this.jobId ??= response.id;
     const final = reportOf(response, this.#dialect);
-    for (const id of final.searchIds) this.#searches.add(id);
-    this.#fetchItems = Math.max(this.#fetchItems, final.fetches);
+    for (const id of final.searchIds) this.#counts.addSearch(id);
+    this.#counts.pagesListed(final.fetches);
     this.#sources.addAll(final.sources);
     // The trail a live stream did not deliver (all of it when polled), before the report.
     const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
     this.#trail = Math.max(this.#trail, trail.items);
-    const out = [...trail.events, ...this.#finalText(final)];
-    const counted = this.#counted;
+    const out = [...trail.events, ...this.#text.final(final)];
+    const counted = this.#counts.counted;
     if (response.usage || counted.searches > 0 || counted.fetches > 0)
       out.push({ type: "usage", usage: this.#dialect.usage(response.usage, counted) });
 

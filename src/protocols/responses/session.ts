@@ -18,7 +18,7 @@ import type {
 import { submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
-import { parseData, readSse } from "../../transport/sse.js";
+import { parseData, readSseBatches } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { decodeStreamEvent, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
@@ -168,7 +168,7 @@ export class ResponsesSession implements EngineSession {
     return rank !== undefined && refRank !== undefined && rank > refRank;
   }
 
-  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent> {
+  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -199,7 +199,7 @@ export class ResponsesSession implements EngineSession {
     );
   }
 
-  async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent> {
+  async *#submit(signal: AbortSignal): AsyncGenerator<WireEvent | WireEvent[]> {
     const body = this.#body ?? {};
     // A status-line error (429, 5xx) proves nothing was created; submitOnce rethrows it typed.
     const response = await this.#create(body, signal);
@@ -261,7 +261,7 @@ export class ResponsesSession implements EngineSession {
     }
   }
 
-  async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent> {
+  async *#resume(cursor: string | undefined, signal: AbortSignal): AsyncGenerator<WireEvent | WireEvent[]> {
     let response: Response;
     try {
       response = await this.#http.get(this.#engine.endpoints.responsePath(this.#context, this.jobId!), {
@@ -282,27 +282,41 @@ export class ResponsesSession implements EngineSession {
     yield* this.#read(response, signal);
   }
 
-  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent> {
-    for await (const message of readSse(response, {
+  /** One array of wire events per network read (see `readSseBatches`). */
+  async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent[]> {
+    for await (const messages of readSseBatches(response, {
       provider: this.#provider,
       idleTimeoutMs: this.#context.idleTimeoutMs,
       signal,
     })) {
-      const data = parseData(message, this.#provider);
-      // Decoded once, here: the mapper receives the typed event.
-      const event = decodeStreamEvent(data);
-      if (!event) continue; // `[DONE]` or an empty data line
-      if (this.#jobId === undefined) this.#jobId = responseOf(event)?.id;
-      const sequence = event.sequence_number;
-      const wire: DecodedWireEvent = {
-        cursor: typeof sequence === "number" ? String(sequence) : undefined,
-        data,
-        event,
-      };
-      yield wire;
-      // The core stops pulling after a terminal event; reaching here means more may come.
-      const type = event.type === "unknown" ? event.wireType : event.type;
-      if (terminalEventTypes.has(type)) return;
+      const batch: WireEvent[] = [];
+      for (const message of messages) {
+        let data: unknown;
+        try {
+          data = parseData(message, this.#provider);
+        } catch (error) {
+          if (batch.length > 0) yield batch; // what arrived before the malformed event
+          throw error;
+        }
+        // Decoded once, here: the mapper receives the typed event.
+        const event = decodeStreamEvent(data);
+        if (!event) continue; // `[DONE]` or an empty data line
+        if (this.#jobId === undefined) this.#jobId = responseOf(event)?.id;
+        const sequence = event.sequence_number;
+        const wire: DecodedWireEvent = {
+          cursor: typeof sequence === "number" ? String(sequence) : undefined,
+          data,
+          event,
+        };
+        batch.push(wire);
+        // The core stops pulling after a terminal event; reaching here means more may come.
+        const type = event.type === "unknown" ? event.wireType : event.type;
+        if (terminalEventTypes.has(type)) {
+          yield batch;
+          return;
+        }
+      }
+      if (batch.length > 0) yield batch;
     }
     // A clean end without a terminal event is not success: the core resumes, and we poll after a few.
     this.#earlyEnds++;

@@ -7,6 +7,7 @@
 import type { Citation } from "../../events.js";
 import { codePointLength, OffsetCursor } from "../../text-offsets.js";
 import type { InlineCitations, ResponsesDialect } from "./dialect.js";
+import { searchItemKey } from "./tool-counts.js";
 import {
   fetchedPagesOf,
   parseItem,
@@ -78,9 +79,6 @@ export interface FinalReport {
   fetches: number;
   sources: SourceIndex;
 }
-
-/** Key of a `search_results` item: its position, the same in the stream (`output_index`) and in `output`. */
-export const searchItemKey = (index: number | null | undefined) => `results#${index ?? "?"}`;
 
 /** The report of a Response object, with citations in UTF-16 offsets of that report. */
 export function reportOf(response: WireResponse, dialect: ResponsesDialect): FinalReport {

@@ -1,6 +1,6 @@
 /**
- * Wire shapes of the Responses protocol, as OpenAI (shared/providers/openai-responses.md)
- * and Perplexity's Agent API (perplexity-agent.md) speak it: minimal and lenient zod
+ * Wire shapes of the Responses protocol, as OpenAI (providers/openai/WIRE.md)
+ * and Perplexity's Agent API (providers/perplexity/WIRE.md) speak it: minimal and lenient zod
  * schemas, only the fields Sonde reads, every one optional or nullish, unknown keys kept.
  * Stream events are in events.ts.
  */
@@ -8,7 +8,7 @@ import { z } from "zod";
 
 const str = z.string().nullish();
 const int = z.number().nullish();
-/** Error codes: strings at OpenAI, integers in Perplexity's live bodies (perplexity-agent.md §8). */
+/** Error codes: strings at OpenAI, integers in Perplexity's live bodies (providers/perplexity/WIRE.md §8). */
 export const WireCode = z
   .union([z.string(), z.number()])
   .nullish()

@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+import { resolve } from "node:path";
+// Size and portability budget, run by `npm test` after the build: bundles what an app
+// would ship (minified, zod external as the peer it is) and fails when
+//  - core + one managed engine (`createSonde` from sonde/core + one adapter) is over
+//    BUDGET_KB min+gz, measured as what loads up front (entry + static chunks; lazy
+//    `import()`s split off as a bundler does). The goal is 30 KB; today every engine is over
+//    it (core + OpenAI ~44 KB: the job machinery with spend cap, telemetry and ref binding
+//    ~10 KB, ky ~6 KB, the whole catalog ~5 KB), so the budget holds the line at 46 KB
+//    against growth until core is trimmed, and the output says which engines meet 30. Or
+//  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
+//    (the portable engine's file store loads its built-ins lazily, on first use).
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+
+const root = resolve(import.meta.dirname, "..");
+const BUDGET_KB = 46;
+const GOAL_KB = 30;
+
+/**
+ * Bundles `source` with code splitting (as an app's bundler does with lazy `import()`), and
+ * measures what loads up front: the entry chunk and every chunk it imports statically.
+ */
+async function bundle(name, source) {
+  const result = await build({
+    stdin: { contents: source, resolveDir: root, sourcefile: `${name}.js` },
+    bundle: true,
+    splitting: true,
+    outdir: resolve(root, ".size-check", name),
+    minify: true,
+    format: "esm",
+    platform: "neutral",
+    mainFields: ["module", "main"],
+    external: ["zod", "node:*"],
+    write: false,
+    metafile: true,
+    // The package says `sideEffects: false`; tsup's bare chunk imports are then dropped on purpose.
+    logLevel: "error",
+  });
+  const files = new Map(result.outputFiles.map((file) => [file.path, file.contents]));
+  const outputs = result.metafile.outputs;
+  const entry = Object.keys(outputs).find((path) => outputs[path].entryPoint !== undefined);
+  const upFront = new Set();
+  const imports = [];
+  const visit = (path) => {
+    if (upFront.has(path)) return;
+    upFront.add(path);
+    for (const item of outputs[path].imports) {
+      if (item.kind === "import-statement" && outputs[item.path]) visit(item.path);
+      else if (item.external) imports.push(item);
+    }
+  };
+  visit(entry);
+  const code = Buffer.concat([...upFront].map((path) => Buffer.from(files.get(resolve(root, path)))));
+  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports };
+}
+
+let failed = false;
+const kb = (bytes) => (bytes / 1024).toFixed(1);
+
+const engines = ["openai", "gemini", "openrouter", "perplexity", "hosted"];
+for (const engine of engines) {
+  const one = await bundle(
+    `core+${engine}`,
+    `export { createSonde } from "./dist/core.js"; export { ${engine}Adapter } from "./dist/providers/${engine}.js";`,
+  );
+  const over = one.gzip > BUDGET_KB * 1024;
+  if (over) failed = true;
+  const goal = one.gzip <= GOAL_KB * 1024 ? `within the ${GOAL_KB} KB goal` : `over the ${GOAL_KB} KB goal`;
+  console.log(
+    `${over ? "FAIL" : "ok  "} core + ${engine}: ${kb(one.min)} KB min, ${kb(one.gzip)} KB min+gz, ${goal} (budget ${BUDGET_KB} KB, zod excluded)`,
+  );
+}
+
+const main = await bundle("main", `export { Sonde } from "./dist/index.js";`);
+const builtins = main.imports.filter((i) => i.path.startsWith("node:") && i.kind === "import-statement");
+console.log(`info main entry (every engine): ${kb(main.min)} KB min, ${kb(main.gzip)} KB min+gz`);
+if (builtins.length > 0) {
+  failed = true;
+  console.log(`FAIL main entry imports Node built-ins statically: ${builtins.map((i) => i.path).join(", ")}`);
+} else {
+  const lazy = main.imports.filter((i) => i.path.startsWith("node:")).map((i) => i.path);
+  console.log(
+    `ok   main entry has no static Node built-in import (imported lazily: ${[...new Set(lazy)].join(", ") || "none"})`,
+  );
+}
+if (failed) process.exit(1);

@@ -1,0 +1,65 @@
+/**
+ * The keys `new Sonde()` accepts, section by section. A misspelt key (`apikey`,
+ * `organisation`) would otherwise be ignored silently and surface much later as "no key";
+ * it is rejected at once with the nearest valid key. A new option is one line here.
+ */
+import { distance } from "../catalog/index.js";
+import { InvalidRequestError } from "./errors.js";
+
+const engine = ["apiKey", "baseURL", "previousApiKeys"];
+
+/** Accepted keys per section ("" is the top level). Sections not listed (logger, env, portable.chat) are open. */
+const optionKeys: Record<string, readonly string[]> = {
+  "": [
+    "openai",
+    "gemini",
+    "openrouter",
+    "perplexity",
+    "hosted",
+    "portable",
+    "fetch",
+    "clock",
+    "idleTimeoutMs",
+    "retry",
+    "logger",
+    "telemetry",
+    "env",
+    "owner",
+  ],
+  openai: [...engine, "organization", "project"],
+  gemini: engine,
+  openrouter: [...engine, "appName", "appUrl"],
+  perplexity: [...engine, "presetField", "agentPath", "stream", "cancelWaitMs"],
+  hosted: [...engine, "cancelWaitMs"],
+  portable: ["chat", "search", "fetcher", "store", "maxConcurrentJobs"],
+  retry: ["attempts", "minDelayMs", "maxDelayMs"],
+};
+
+function nearest(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const ranked = known
+    .map((candidate) => ({ candidate, d: distance(lower, candidate.toLowerCase()) }))
+    .sort((a, b) => a.d - b.d);
+  const best = ranked[0];
+  // Only a plausible typo: at most a third of the key's letters differ.
+  return best && best.d <= Math.max(2, Math.ceil(key.length / 3)) ? best.candidate : undefined;
+}
+
+/** Throws `InvalidRequestError` naming the first unknown key and the nearest valid one. */
+export function checkOptionKeys(options: object): void {
+  const sections: [string, unknown][] = [["", options], ...Object.entries(options)];
+  for (const [section, value] of sections) {
+    const known = optionKeys[section];
+    if (!known || !value || typeof value !== "object") continue;
+    for (const key of Object.keys(value)) {
+      if (known.includes(key)) continue;
+      const path = section ? `${section}.${key}` : key;
+      const guess = nearest(key, known);
+      throw new InvalidRequestError(
+        `Unknown client option "${path}".${guess ? ` Did you mean "${section ? `${section}.` : ""}${guess}"?` : ""} ` +
+          `Valid${section ? ` ${section}` : ""} options: ${known.join(", ")}.`,
+        { code: "unknown_option" },
+      );
+    }
+  }
+}
