@@ -10,6 +10,8 @@ const shared: Options = {
     "testing/msw": "src/testing/msw/index.ts",
     catalog: "catalog/index.ts",
     provider: "src/provider-entry.ts",
+    redis: "src/redis/index.ts",
+    worker: "src/worker/index.ts",
     tracing: "src/tracing/index.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
@@ -19,8 +21,11 @@ const shared: Options = {
   // Keep `node:` on the lazily loaded built-ins: Deno, Bun and Workers resolve them only so.
   removeNodeProtocol: false,
   // msw (an optional peer, loaded by sonde/testing/msw on first use) and zod are the user's;
-  // @opentelemetry/api is an optional peer that only sonde/tracing imports.
-  external: ["msw", "msw/node", "zod", "@opentelemetry/api"],
+  // @opentelemetry/api, ioredis and bullmq are optional peers that only sonde/tracing,
+  // sonde/redis and sonde/worker import.
+  external: ["msw", "msw/node", "zod", "@opentelemetry/api", "ioredis", "bullmq"],
+  // sonde/redis's Lua scripts are bundled as strings.
+  loader: { ".lua": "text" },
 };
 
 export default defineConfig([

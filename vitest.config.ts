@@ -11,11 +11,24 @@ const scratchHome = join(tmpdir(), "sonde-test-home");
 mkdirSync(scratchHome, { recursive: true, mode: 0o700 });
 
 export default defineConfig({
+  // Lua scripts load as text, as tsup's loader bundles them.
+  plugins: [
+    {
+      name: "lua-as-text",
+      transform(code, id) {
+        return id.endsWith(".lua")
+          ? { code: `export default ${JSON.stringify(code)};`, map: null }
+          : undefined;
+      },
+    },
+  ],
   resolve: {
     alias: [
       { find: /^sonde\/providers\/(.*)$/, replacement: here("./providers/$1/index.ts") },
       { find: /^sonde\/testing\/msw$/, replacement: here("./src/testing/msw/index.ts") },
       { find: /^sonde\/testing$/, replacement: here("./src/testing/index.ts") },
+      { find: /^sonde\/redis$/, replacement: here("./src/redis/index.ts") },
+      { find: /^sonde\/worker$/, replacement: here("./src/worker/index.ts") },
       { find: /^sonde\/catalog$/, replacement: here("./catalog/index.ts") },
       { find: /^sonde\/core$/, replacement: here("./src/core.ts") },
       { find: /^sonde\/provider$/, replacement: here("./src/provider-entry.ts") },

@@ -17,7 +17,12 @@ const root = resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
 /** Subpath → the optional peer it needs. Each peer must be an optional peerDependency. */
-const optionalPeerEntries = { "./testing/msw": "msw", "./tracing": "@opentelemetry/api" };
+const optionalPeerEntries = {
+  "./testing/msw": "msw",
+  "./tracing": "@opentelemetry/api",
+  "./redis": "ioredis",
+  "./worker": "bullmq",
+};
 
 const fail = (message) => {
   console.error(`package check FAILED: ${message}`);

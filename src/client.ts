@@ -59,6 +59,11 @@ export interface PortableSettings {
   store?: unknown;
   /** Jobs this process runs at once; more wait for a slot. @defaultValue 2 */
   maxConcurrentJobs?: number;
+  /**
+   * How long a process's lease on a job lasts unless renewed (renewed every third of it), on
+   * stores with leases: a process that dies holding it blocks the job this long. @defaultValue 15_000
+   */
+  leaseMs?: number;
 }
 
 export interface SondeOptions {
@@ -138,7 +143,8 @@ function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderNa
  * environment as for `new Sonde()`.
  */
 export function createSonde(options: CreateSondeOptions): SondeClient {
-  return new SondeClient(options, byProvider(options.adapters));
+  const { adapters, ...rest } = options;
+  return new SondeClient(rest, byProvider(adapters));
 }
 
 /**

@@ -207,6 +207,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   toRef(): JobRef {
     if (!this.#id || !this.#createdAt) throw new JobNotCreatedError();
+    // An engine deadline (portable research budget) is the job's real end; else the local timeout.
+    const deadlineAt = this.#session.deadlineAt?.() ?? this.#deadlineAt;
     return {
       v: 1,
       provider: this.#init.provider,
@@ -215,7 +217,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refCursor !== undefined && { cursor: this.#refCursor }),
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
-      ...(this.#deadlineAt && { deadlineAt: this.#deadlineAt }),
+      ...(deadlineAt && { deadlineAt }),
       ...this.#init.bind?.(this.#id),
       resume: this.#session.resumeState(),
     };

@@ -126,6 +126,20 @@ export interface EngineSession {
   cursorRank?(cursor: string): number | undefined;
   /** What the ref's `resume` must hold to continue; never a secret. */
   resumeState(): Record<string, unknown>;
+  /**
+   * The engine's own deadline for the job (the portable research deadline), when it has
+   * one and knows it; the ref's `deadlineAt` carries it instead of the local timeout.
+   */
+  deadlineAt?(): string | undefined;
+}
+
+/** What `attach` passes on to the engine. */
+export interface EngineAttachOptions {
+  /**
+   * Portable: send again the calls that were in flight when the job's previous runner
+   * stopped. They may have been billed already; by default each becomes a gap instead.
+   */
+  repeatInterruptedCalls?: boolean;
 }
 
 export interface JobSnapshot {
@@ -171,7 +185,7 @@ export interface ResearchAdapter {
   /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */
   validate?(request: ResolvedRequest, context: Pick<ProviderContext, "settings" | "extras">): void;
   start(request: ResolvedRequest, context: ProviderContext): EngineSession;
-  attach(ref: JobRef, context: ProviderContext): EngineSession;
+  attach(ref: JobRef, context: ProviderContext, options?: EngineAttachOptions): EngineSession;
   get(ref: JobRef, context: ProviderContext): Promise<SnapshotReport>;
   cancel(ref: JobRef, context: ProviderContext): Promise<CancelReport>;
 }

@@ -40,6 +40,12 @@ export interface AttachOptions extends RefCallOptions {
   maxCostUSD?: number;
   /** Local deadline for the attached job object. @defaultValue one hour, capped by the model */
   timeoutMs?: number;
+  /**
+   * Portable jobs: send again the model, search and fetch calls that were in flight when
+   * the process running the job died. They may have been billed; by default each one
+   * becomes a gap saying so, and the job continues without it. @defaultValue false
+   */
+  repeatInterruptedCalls?: boolean;
 }
 
 const envNames: Partial<Record<ProviderName, string>> = {
@@ -138,7 +144,13 @@ export class ResearchNamespace {
     checkRefBinding(parsed, identity);
     const mocked = mockHook()?.attach(parsed);
     if (!mocked) this.#requireKey(parsed.provider, context);
-    const session = mocked ?? this.#adapter(parsed.provider).attach(parsed, context);
+    const session =
+      mocked ??
+      this.#adapter(parsed.provider).attach(parsed, context, {
+        ...(options.repeatInterruptedCalls !== undefined && {
+          repeatInterruptedCalls: options.repeatInterruptedCalls,
+        }),
+      });
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
     const { maxCostUSD } = options;
     if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))

@@ -23,7 +23,7 @@ import {
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
 import { storeCall } from "./errors.js";
 import { mapWire } from "./map.js";
-import { type Engine, existingRunner, runnerFor, terminalStatusOf } from "./runner.js";
+import { type Engine, existingRunner, type JobRunner, runnerFor, terminalStatusOf } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
 
 /** Jobs and their receipts are kept this long (client clock). */
@@ -131,20 +131,33 @@ class PortableSession implements EngineSession {
   readonly #config: Resolved;
   readonly #place: Place;
   readonly #begin: () => Promise<string>;
+  readonly #repeatInterrupted: boolean;
   #jobId: string | undefined;
   #ready: Promise<string> | undefined;
+  #lastRunner: JobRunner | undefined;
   /** Connections of this session following the runner now. */
   #following = 0;
 
-  constructor(context: ProviderContext, place: Place, begin: (session: PortableSession) => Promise<string>) {
+  constructor(
+    context: ProviderContext,
+    place: Place,
+    begin: (session: PortableSession) => Promise<string>,
+    repeatInterrupted = false,
+  ) {
     this.#context = context;
     this.#config = resolveConfig(context);
     this.#place = place;
     this.#begin = () => begin(this);
+    this.#repeatInterrupted = repeatInterrupted;
   }
 
   get jobId(): string | undefined {
     return this.#jobId;
+  }
+
+  /** The research deadline (budget.deadlineMs from admission), for the ref. */
+  deadlineAt(): string | undefined {
+    return this.#lastRunner?.deadlineAt;
   }
 
   connect({ cursor, signal }: { cursor: string | undefined; signal: AbortSignal }): AsyncIterable<WireEvent> {
@@ -161,7 +174,10 @@ class PortableSession implements EngineSession {
     const after = cursor === undefined ? -1 : Number(cursor);
     this.#following++;
     try {
-      for await (const event of this.#runner(jobId).follow(Number.isInteger(after) ? after : -1, signal)) {
+      const runner = this.#runner(jobId);
+      this.#lastRunner = runner;
+      if (this.#repeatInterrupted) runner.authorizeRepeats();
+      for await (const event of runner.follow(Number.isInteger(after) ? after : -1, signal)) {
         yield { cursor: String(event.index), data: event.data };
       }
     } finally {
@@ -177,6 +193,7 @@ class PortableSession implements EngineSession {
       clock: this.#context.clock,
       logger: this.#context.logger,
       slots: this.#config.slots,
+      leaseMs: this.#config.leaseMs,
       engine: (record) => engineFor(record, this.#config),
     });
   }
@@ -278,7 +295,7 @@ export const portableAdapter: ResearchAdapter = {
     return new PortableSession(context, place, () => createJob(request, place, context));
   },
 
-  attach(ref, context) {
+  attach(ref, context, options) {
     if (!JOB_ID.test(ref.jobId))
       throw new InvalidRefError("jobId", `Invalid ref: "${ref.jobId}" is not a portable job id.`);
     if (Date.parse(ref.createdAt) + RETENTION_MS <= context.clock().getTime()) {
@@ -292,6 +309,7 @@ export const portableAdapter: ResearchAdapter = {
       context,
       place,
       async () => (await loadRecord(place, ref.jobId, context)).jobId,
+      options?.repeatInterruptedCalls === true,
     );
   },
 
@@ -337,6 +355,7 @@ export const portableAdapter: ResearchAdapter = {
       clock: context.clock,
       logger: context.logger,
       slots: config.slots,
+      leaseMs: config.leaseMs,
       engine: (record) => engineFor(record, config),
     });
     return storeCall(() => runner.cancel());

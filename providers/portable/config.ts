@@ -28,6 +28,7 @@ type Extras = Record<string, unknown> & {
   fetcher?: unknown;
   store?: unknown;
   maxConcurrentJobs?: unknown;
+  leaseMs?: unknown;
   /** `SONDE_STORE_DIR` from the client's env: the default store's directory. */
   storeDir?: unknown;
   providerKeys?: { openai?: ProviderSettings; openrouter?: ProviderSettings };
@@ -85,6 +86,9 @@ export function validateConfig(providerModel: string, extras: Extras, needsWeb: 
   const max = extras.maxConcurrentJobs;
   if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1))
     throw new InvalidRequestError("portable.maxConcurrentJobs must be a positive integer.");
+  const lease = extras.leaseMs;
+  if (lease !== undefined && !(Number.isInteger(lease) && (lease as number) >= 100))
+    throw new InvalidRequestError("portable.leaseMs must be an integer of at least 100 (milliseconds).");
 }
 
 function chatEndpoint(name: string, extras: Extras, model: string) {
@@ -161,6 +165,8 @@ export interface Resolved {
   store: JobStore;
   storeKey: string;
   slots: Slots;
+  /** How long a runner's lease on a job lasts unrenewed (stores with leases). */
+  leaseMs: number | undefined;
   chatFor(name: string): ChatModel;
   search: SearchBackend | undefined;
   fetcher: Fetcher;
@@ -249,6 +255,7 @@ export function resolveConfig(context: ProviderContext): Resolved {
       return storeKeyOf(result.store);
     },
     slots: new Slots(typeof extras.maxConcurrentJobs === "number" ? extras.maxConcurrentJobs : 2),
+    leaseMs: typeof extras.leaseMs === "number" ? extras.leaseMs : undefined,
     chatFor(name) {
       let chat = chats.get(name);
       if (!chat) {

@@ -6,6 +6,12 @@ import { ProviderJobError, SondeError } from "../../src/errors.js";
  */
 export function storeError(error: unknown): SondeError {
   if (SondeError.isInstance(error)) return error;
+  if (isLeaseLost(error)) {
+    return new ProviderJobError("lease_lost", (error as Error).message, {
+      provider: "portable",
+      cause: error,
+    });
+  }
   const detail = error instanceof Error ? error.message : String(error);
   return new ProviderJobError(
     "store_error",
@@ -22,3 +28,17 @@ export async function storeCall<T>(operation: () => Promise<T>): Promise<T> {
     throw storeError(error);
   }
 }
+
+/**
+ * Thrown by a store for a fenced write whose lease another holder has taken over. Matched
+ * by name (`isLeaseLost`), so a store bundled in another entry point is recognised too.
+ */
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+  constructor(jobId: string, token: number) {
+    super(`portable: the lease on job ${jobId} (token ${token}) was taken over by another runner.`);
+  }
+}
+
+export const isLeaseLost = (error: unknown): boolean =>
+  (error as { name?: unknown } | null)?.name === "LeaseLostError";

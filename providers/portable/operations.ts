@@ -2,7 +2,9 @@
  * Every model, search and fetch call of the loop goes through `Operations.run`: it
  * charges the shared budget, reuses the receipt of a call already made (so a re-run
  * after a restart makes no repeated call), refuses new calls past the deadline, and
- * writes the receipt of a new call before its result is used.
+ * writes the receipt of a new call before its result is used. An intent is written before
+ * each call is sent: a call cut off by a crash is found as an intent without an outcome,
+ * and is not sent again (it may have been billed) unless the attach authorizes it.
  */
 import {
   AuthenticationError,
@@ -60,6 +62,24 @@ export interface OperationsOptions {
   deadline: AbortSignal;
   /** Throws (the cancel reason) when a cancellation was stored since the job started. */
   checkCancelled?: () => Promise<void>;
+  /** Send again the calls that were in flight when a previous runner stopped. @defaultValue false */
+  repeatInterrupted?: boolean;
+}
+
+/** The error code of a call that was in flight when its runner stopped. */
+export const INTERRUPTED_CODE = "interrupted_may_be_billed";
+
+function interruptedOutcome(intent: Receipt, at: string): Receipt {
+  return {
+    key: intent.key,
+    kind: intent.kind,
+    status: "error",
+    error: {
+      code: INTERRUPTED_CODE,
+      message: `the ${intent.kind} call was in flight when the process running the job stopped (${intent.at}); it may have been billed, so it was not sent again (attach with repeatInterruptedCalls: true to send it again)`,
+    },
+    at,
+  };
 }
 
 /**
@@ -123,15 +143,24 @@ export class Operations {
     call: (signal: AbortSignal) => Promise<T>,
   ): Promise<Outcome<T>> {
     if (this.remaining(kind) < 1) throw new Error(`portable: ${kind} budget overrun at ${key}`);
-    const stored = this.#options.receipts.get(key);
+    const found = this.#options.receipts.get(key);
+    // An intent without an outcome is a call cut off by a crash: it may have been billed.
+    const interrupted = found?.status === "intent" ? found : undefined;
+    const stored = (interrupted && this.#options.repeatInterrupted) || found?.repeat ? undefined : found;
     const { signal, deadline, clock, deadlineAt } = this.#options;
     if (!stored) {
       if (signal.aborted) throw signal.reason;
       if (deadline.aborted || clock().getTime() >= deadlineAt) throw new DeadlineReached();
     }
-    // Counted whether made now or replayed, so a re-run takes the same budget decisions.
-    // Reserved before any await, so that parallel branches never overdraw the budget.
+    // Counted whether made now, replayed or interrupted, so a re-run takes the same budget
+    // decisions. Reserved before any await, so that parallel branches never overdraw it.
     this.used[kind]++;
+    if (interrupted && stored) {
+      const outcome = interruptedOutcome(interrupted, clock().toISOString());
+      await this.#save(outcome);
+      return this.#replayInterrupted(outcome);
+    }
+    if (stored?.error?.code === INTERRUPTED_CODE) return this.#replayInterrupted(stored);
     if (stored) return this.#account(stored) as Outcome<T>;
     try {
       // Another process may have stored a cancellation: honour it before spending.
@@ -140,6 +169,10 @@ export class Operations {
       this.used[kind]--;
       throw error;
     }
+    await this.#save({ key, kind, status: "intent", at: clock().toISOString() }).catch((error: unknown) => {
+      this.used[kind]--;
+      throw error;
+    });
     let receipt: Receipt;
     try {
       const value = await call(AbortSignal.any([signal, deadline]));
@@ -147,17 +180,40 @@ export class Operations {
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       if (deadline.aborted) throw new DeadlineReached();
-      if (isFatal(kind, error)) throw error;
+      if (isFatal(kind, error)) {
+        // A definitive refusal (bad key, no credit) was not billed: a re-run may send it again.
+        await this.#save({
+          key,
+          kind,
+          status: "error",
+          error: describe(error),
+          at: clock().toISOString(),
+          repeat: true,
+        });
+        throw error;
+      }
       receipt = { key, kind, status: "error", error: describe(error), at: clock().toISOString() };
     }
     // Durable before use: a restart from here replays this outcome instead of calling again.
+    await this.#save(receipt);
+    return this.#account(receipt) as Outcome<T>;
+  }
+
+  /** Past the deadline, a cut-off call ends the research like any call the deadline stops. */
+  #replayInterrupted<T>(receipt: Receipt): Outcome<T> {
+    const outcome = this.#account(receipt) as Outcome<T>;
+    const { deadline, clock, deadlineAt } = this.#options;
+    if (deadline.aborted || clock().getTime() >= deadlineAt) throw new DeadlineReached();
+    return outcome;
+  }
+
+  async #save(receipt: Receipt): Promise<void> {
     try {
       await this.#options.save(receipt);
     } catch (error) {
       throw storeError(error);
     }
-    this.#options.receipts.set(key, receipt);
-    return this.#account(receipt) as Outcome<T>;
+    this.#options.receipts.set(receipt.key, receipt);
   }
 
   #account(receipt: Receipt): Outcome<unknown> {

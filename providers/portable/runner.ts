@@ -2,16 +2,27 @@
  * One runner per stored job per process: it owns the job's event log (persisted before
  * anyone sees an event), runs the loop while at least one connection follows it, and
  * applies cancellation. Connections follow the log from a cursor, so replay after an
- * attach and live delivery are the same code path.
+ * attach and live delivery are the same code path. On a store with leases, the runner
+ * first takes the job's lease: without it, it tails the holder's events from the store
+ * and takes over (from the receipts, with the original deadline) once the lease lapses.
  */
 import { JobNotFoundError, ProviderJobError, SondeError } from "../../src/errors.js";
 import { isTerminal, type JobStatus } from "../../src/events.js";
 import type { CancelOutcome, Logger } from "../../src/provider.js";
-import { storeCall } from "./errors.js";
+import { isLeaseLost, storeCall } from "./errors.js";
 import { runLoop } from "./loop.js";
 import { type Budget, defaultBudget, Operations } from "./operations.js";
 import type { Slots } from "./slots.js";
-import type { ChatModel, Fetcher, JobRecord, JobStore, SearchBackend, StoredEvent } from "./types.js";
+import type {
+  ChatModel,
+  Fence,
+  Fetcher,
+  JobRecord,
+  JobStore,
+  Lease,
+  SearchBackend,
+  StoredEvent,
+} from "./types.js";
 import type { WireData } from "./wire/events.js";
 
 /** What the runner needs to run the loop of one job. */
@@ -30,11 +41,39 @@ export interface RunnerOptions {
   logger: Logger;
   slots: Slots;
   engine: (record: JobRecord) => Engine;
+  /** Lease duration; renewed every third of it. @defaultValue 15_000 */
+  leaseMs?: number;
+  /** How often a runner without the lease reads the store for new events. @defaultValue 200 */
+  tailPollMs?: number;
 }
 
-/** Abort reasons of the loop's signal: halt (the process going away) and cancel. */
+/** Abort reasons of the loop's signal: halt (the process going away), cancel, lease lost. */
 const PAUSE = Symbol("halt");
 const CANCEL = Symbol("cancel");
+const LOST = Symbol("lease lost");
+
+export const DEFAULT_LEASE_MS = 15_000;
+
+type LeasingStore = JobStore & Required<Pick<JobStore, "acquireLease" | "renewLease" | "releaseLease">>;
+
+const hasLeases = (store: JobStore): store is LeasingStore =>
+  typeof store.acquireLease === "function" &&
+  typeof store.renewLease === "function" &&
+  typeof store.releaseLease === "function";
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 
 export function budgetOf(record: JobRecord): Budget {
   return { ...defaultBudget, ...stripUndefined(record.request.budget ?? {}) };
@@ -85,6 +124,11 @@ export class JobRunner {
   #listeners = new Set<() => void>();
   #emitting: Promise<void> = Promise.resolve();
   #writingRecord: Promise<void> = Promise.resolve();
+  /** Identifies this runner as a lease holder. */
+  readonly #holder = crypto.randomUUID();
+  #fence: Fence | undefined;
+  #keepLease = false;
+  #repeatInterrupted = false;
 
   constructor(options: RunnerOptions, onIdle: () => void) {
     this.#options = options;
@@ -93,6 +137,33 @@ export class JobRunner {
 
   get status(): JobStatus {
     return terminalStatusOf(this.#events) ?? this.#record?.status ?? "queued";
+  }
+
+  /** The research deadline, once a slot admitted the job (it counts from there). */
+  get deadlineAt(): string | undefined {
+    return this.#record?.deadlineAt;
+  }
+
+  /** Lets this runner send again the calls a previous runner left in flight (they may have been billed). */
+  authorizeRepeats(): void {
+    this.#repeatInterrupted = true;
+  }
+
+  /** Reads events other runners appended; true when the log grew. */
+  async #refresh(withRecord: boolean): Promise<boolean> {
+    const { store, jobId } = this.#options;
+    const [record, stored] = await storeCall(() =>
+      Promise.all([withRecord ? store.getJob(jobId) : undefined, store.readEvents(jobId)]),
+    );
+    if (record) this.#record = record;
+    const events = stored.sort((a, b) => a.index - b.index);
+    const hole = events.findIndex((e, i) => e.index !== i);
+    if (hole >= 0) events.length = hole;
+    if (events.length <= this.#events.length) return false;
+    this.#events = events;
+    this.#keys = new Set(events.map((e) => e.key));
+    this.#notify();
+    return true;
   }
 
   #load(): Promise<void> {
@@ -158,8 +229,8 @@ export class JobRunner {
     await this.#load();
     const before = terminalStatusOf(this.#events);
     if (before) return { outcome: "already-terminal", finalStatus: before };
-    await this.#updateRecord({ cancelRequestedAt: this.#options.clock().toISOString() });
-    if (!this.#run) {
+    await this.#updateRecord({ cancelRequestedAt: this.#options.clock().toISOString() }, false);
+    if (!this.#run || !this.#fence) {
       // Another process may be running it (a shared store): it stops at its next call.
       // A job no process runs ends cancelled when it is next attached.
       return {
@@ -228,7 +299,7 @@ export class JobRunner {
         data,
         at: this.#options.clock().toISOString(),
       };
-      await storeCall(() => this.#options.store.appendEvent(this.#options.jobId, event));
+      await storeCall(() => this.#options.store.appendEvent(this.#options.jobId, event, this.#fence));
       this.#events.push(event);
       this.#keys.add(key);
       this.#notify();
@@ -238,12 +309,13 @@ export class JobRunner {
   };
 
   /** Read-modify-write of the stored record, so a field another process wrote is kept. */
-  #updateRecord(patch: Partial<JobRecord>): Promise<void> {
+  #updateRecord(patch: Partial<JobRecord>, fenced = true): Promise<void> {
     const { store, jobId } = this.#options;
     const step = this.#writingRecord.then(async () => {
       const current = (await storeCall(() => store.getJob(jobId))) ?? this.#record!;
       const record = { ...current, ...patch };
-      await storeCall(() => store.putJob(record));
+      const fence = fenced ? this.#fence : undefined;
+      await storeCall(() => store.putJob(record, fence));
       this.#record = record;
     });
     this.#writingRecord = step.catch(() => {});
@@ -256,7 +328,84 @@ export class JobRunner {
     if (final) await this.#updateRecord({ status: final });
   }
 
+  /**
+   * Takes the job's lease (where the store has leases) and runs it; while another runner
+   * holds it, tails that runner's events from the store, and takes over when it lapses.
+   */
   async #execute(signal: AbortSignal): Promise<void> {
+    const { store, jobId } = this.#options;
+    if (!hasLeases(store)) return this.#hold(signal);
+    const leaseMs = this.#options.leaseMs ?? DEFAULT_LEASE_MS;
+    try {
+      while (!terminalStatusOf(this.#events)) {
+        const lease = await storeCall(() => store.acquireLease(jobId, this.#holder, leaseMs));
+        if (lease) {
+          // The previous holder may have got further than this runner has seen.
+          await this.#refresh(true);
+          if (terminalStatusOf(this.#events)) {
+            await store.releaseLease(jobId, lease).catch(() => {});
+            return;
+          }
+          const lost = await this.#withLease(lease, leaseMs, signal);
+          if (!lost) return;
+          continue;
+        }
+        // Nobody follows this runner any more: stop tailing; the next attach resumes.
+        if (this.#followers === 0) return;
+        await sleep(this.#options.tailPollMs ?? 200, signal);
+        await this.#refresh(false);
+      }
+    } catch (error) {
+      if (signal.aborted && (signal.reason === PAUSE || signal.reason === CANCEL)) return;
+      this.#failure = asSondeError(error);
+    }
+  }
+
+  /** Runs the job under `lease`, renewing it; true when the lease was lost to another runner. */
+  async #withLease(lease: Lease, leaseMs: number, outer: AbortSignal): Promise<boolean> {
+    const store = this.#options.store as LeasingStore;
+    const { jobId, logger } = this.#options;
+    const held = new AbortController();
+    const forward = () => held.abort(outer.reason);
+    outer.addEventListener("abort", forward, { once: true });
+    if (outer.aborted) forward();
+    this.#fence = { token: lease.token };
+    let renewedAt = Date.now();
+    const renew = setInterval(
+      async () => {
+        try {
+          if (await store.renewLease(jobId, lease, leaseMs)) renewedAt = Date.now();
+          else held.abort(LOST);
+        } catch (error) {
+          // A store hiccup is not a lost lease, unless it lasts until the lease has lapsed.
+          logger.debug("portable: lease renewal failed", { jobId, error: (error as Error)?.message });
+          if (Date.now() - renewedAt >= leaseMs) held.abort(LOST);
+        }
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
+    (renew as { unref?: () => void }).unref?.();
+    const controller = this.#controller;
+    // Cancel and halt reach the loop through `held`, which also stops on a lost lease.
+    this.#controller = held;
+    try {
+      await this.#hold(held.signal);
+      const lost = held.signal.reason === LOST || (this.#failure?.code === "lease_lost" && !outer.aborted);
+      if (lost) {
+        this.#failure = undefined;
+        logger.debug("portable: another runner took the job over; tailing it", { jobId });
+      }
+      return lost;
+    } finally {
+      clearInterval(renew);
+      outer.removeEventListener("abort", forward);
+      this.#controller = controller;
+      this.#fence = undefined;
+      if (!this.#keepLease) await store.releaseLease(jobId, lease).catch(() => {});
+    }
+  }
+
+  async #hold(signal: AbortSignal): Promise<void> {
     const { store, jobId, clock, logger } = this.#options;
     let release: (() => void) | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -287,14 +436,16 @@ export class JobRunner {
       timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - clock().getTime()));
       timer.unref?.();
       const receipts = new Map((await storeCall(() => store.readReceipts(jobId))).map((r) => [r.key, r]));
+      const fence = this.#fence;
       const ops = new Operations({
         budget,
         receipts,
-        save: (receipt) => store.putReceipt(jobId, receipt),
+        save: (receipt) => store.putReceipt(jobId, receipt, fence),
         clock,
         deadlineAt,
         signal,
         deadline: deadline.signal,
+        repeatInterrupted: this.#repeatInterrupted,
         checkCancelled: async () => {
           const stored = await storeCall(() => store.getJob(jobId));
           if (stored?.cancelRequestedAt && !signal.aborted) this.#controller?.abort(CANCEL);
@@ -321,7 +472,11 @@ export class JobRunner {
         });
         return;
       }
-      if (signal.aborted && signal.reason === PAUSE) return;
+      if (signal.aborted && (signal.reason === PAUSE || signal.reason === LOST)) return;
+      if (isLeaseLost(error) || (SondeError.isInstance(error) && error.code === "lease_lost")) {
+        this.#failure = asSondeError(error);
+        return;
+      }
       logger.debug("portable: the loop stopped with an error", { jobId, error: (error as Error)?.message });
       this.#failure = asSondeError(error);
     } finally {
@@ -342,9 +497,14 @@ export class JobRunner {
     await run;
   }
 
-  /** @internal Stops the loop as a dying process would: in-flight calls abort, nothing more is written. */
-  async halt(): Promise<void> {
+  /**
+   * @internal Stops the loop as a dying process would: in-flight calls abort, nothing more
+   * is written. `keepLease` leaves the lease to lapse, as after a crash (SIGKILL); without
+   * it the lease is given up, as a process shutting down cleanly does.
+   */
+  async halt(keepLease = false): Promise<void> {
     this.#halted = true;
+    this.#keepLease = keepLease;
     const run = this.#run;
     this.#controller?.abort(PAUSE);
     await run;
@@ -369,8 +529,8 @@ function asSondeError(error: unknown): SondeError {
  * @internal Simulates this process exiting (tests of restarts): every running loop stops
  * where it is, leaving its store exactly as a crash would, and the runners are dropped.
  */
-export async function simulateProcessExit(): Promise<void> {
+export async function simulateProcessExit(options: { keepLeases?: boolean } = {}): Promise<void> {
   const all = [...runners.values()];
   runners.clear();
-  await Promise.all(all.map((runner) => runner.halt()));
+  await Promise.all(all.map((runner) => runner.halt(options.keepLeases)));
 }

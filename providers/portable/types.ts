@@ -141,14 +141,38 @@ export interface StoredEvent {
   at: string;
 }
 
-/** The outcome of one model, search or fetch operation, written before the result is used. */
+/**
+ * The outcome of one model, search or fetch operation, written before the result is used.
+ * `intent` is written just before the call is sent and replaced by its outcome: an intent
+ * found on recovery is a call that was in flight when its runner stopped (it may have been
+ * billed), which is not repeated unless the attach authorizes it.
+ */
 export interface Receipt {
   key: string;
   kind: "model" | "search" | "fetch";
-  status: "ok" | "error";
+  status: "ok" | "error" | "intent";
   result?: unknown;
   error?: { code: string; message: string } | undefined;
+  /** The call was refused outright (not billed), so a re-run sends it again. */
+  repeat?: boolean | undefined;
   at: string;
+}
+
+/**
+ * The right to run one job, held by one runner at a time. `token` grows by one with every
+ * new holder of the job (a fencing token): a store refuses a write whose fence carries an
+ * older token, so a holder that stalled past its lease cannot write once another took over.
+ */
+export interface Lease {
+  holder: string;
+  token: number;
+  /** Epoch milliseconds, by the store's clock; unrenewed, the lease lapses then. */
+  expiresAt: number;
+}
+
+/** What a runner's writes carry: the token of the lease it holds. */
+export interface Fence {
+  token: number;
 }
 
 /**
@@ -160,15 +184,20 @@ export interface Receipt {
 export interface JobStore {
   /** Identifies the underlying storage, so one process runs one loop per stored job. */
   readonly id?: string;
-  putJob(record: JobRecord): Promise<void>;
+  /** `fence`, when given, makes the write conditional on still holding the job's lease. */
+  putJob(record: JobRecord, fence?: Fence): Promise<void>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** Removes the job, its events and its receipts. */
   deleteJob(jobId: string): Promise<void>;
-  appendEvent(jobId: string, event: StoredEvent): Promise<void>;
+  /**
+   * Appends unless an event with this `index` exists (then it is a no-op). A runner appends
+   * in index order, one at a time, so a store may rely on that (a Redis Stream does).
+   */
+  appendEvent(jobId: string, event: StoredEvent, fence?: Fence): Promise<void>;
   /** All events of the job, ordered by `index`. */
   readEvents(jobId: string): Promise<StoredEvent[]>;
   /** Writes (or replaces) the receipt with this `key`. */
-  putReceipt(jobId: string, receipt: Receipt): Promise<void>;
+  putReceipt(jobId: string, receipt: Receipt, fence?: Fence): Promise<void>;
   readReceipts(jobId: string): Promise<Receipt[]>;
   /**
    * Atomically binds an idempotency key to `jobId` unless it is bound already; returns the
@@ -179,4 +208,15 @@ export interface JobStore {
   releaseKey(key: string, jobId: string): Promise<void>;
   /** Optional housekeeping: remove jobs whose `expiresAt` is before `now`. */
   deleteExpired?(now: Date): Promise<void>;
+  /**
+   * Leases (all three or none): with them, exactly one process runs a job at a time and
+   * the others tail its events; without them, one job must be driven by one process.
+   * Takes the job's lease for `holder` unless another holder's lease is still live;
+   * returns the lease (a new token), or undefined when another holder has it.
+   */
+  acquireLease?(jobId: string, holder: string, ttlMs: number): Promise<Lease | undefined>;
+  /** Extends the lease; false when it lapsed and another holder took the job. */
+  renewLease?(jobId: string, lease: Lease, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up, so the next attach takes over at once. */
+  releaseLease?(jobId: string, lease: Lease): Promise<void>;
 }

@@ -104,7 +104,8 @@ describe("portable durability", () => {
       const searchB = scriptedSearch();
       const fetchB = scriptedFetcher();
       const second = portableClient({ search: searchB.backend, fetcher: fetchB.fetcher, store: { dir } });
-      const attached = second.research.attach(ref);
+      // The cut-off check may have been billed: sending it again takes an explicit yes.
+      const attached = second.research.attach(ref, { repeatInterruptedCalls: true });
       const after = await collect(attached);
       const result = await attached.result();
 
@@ -124,6 +125,48 @@ describe("portable durability", () => {
       expect(result.status).toBe("completed");
       expect(result.report).toBe(reportOf(baselineEvents));
       expect(result.citations).toEqual((await baselineJob.result()).citations);
+    } finally {
+      await remove();
+    }
+  });
+
+  it("does not send again a call that was in flight when the process died: it is a gap that may have been billed", async () => {
+    const { dir, remove } = await tempDir();
+    try {
+      const { chat, stall } = stallingAtCheck();
+      server.use(chat.handler);
+      const first = portableClient({
+        search: scriptedSearch().backend,
+        fetcher: scriptedFetcher().fetcher,
+        store: { dir },
+      });
+      const { ref } = await runUntilStalled(
+        first.research.start({ model: MODEL, query: QUERY }),
+        stall.reached,
+      );
+      const intents = (await createFileStore({ dir }).readReceipts(ref.jobId)).filter(
+        (r) => r.status === "intent",
+      );
+      expect(intents.map((r) => r.kind)).toEqual(["model"]);
+
+      const second = portableClient({
+        search: scriptedSearch().backend,
+        fetcher: scriptedFetcher().fetcher,
+        store: { dir },
+      });
+      const attached = second.research.attach(ref);
+      await collect(attached);
+      const result = await attached.result();
+      // plan, extract, check (cut off): the check is not sent again, and counts as a call.
+      expect(chat.calls.map((c) => c.task)).toEqual(["plan", "extract", "check"]);
+      expect(result.usage.modelCalls).toBe(3);
+      const gap = result.gaps.find((g) => g.detail.includes("may have been billed"));
+      expect(gap).toMatchObject({ kind: "interrupted" });
+      expect(gap!.detail).toContain("repeatInterruptedCalls");
+      expect(result.status).toBe("incomplete");
+      // A second recovery replays the same decision instead of reconsidering it.
+      const receipts = await createFileStore({ dir }).readReceipts(ref.jobId);
+      expect(receipts.filter((r) => r.status === "intent")).toEqual([]);
     } finally {
       await remove();
     }
@@ -184,8 +227,8 @@ describe("portable durability", () => {
       const result = await attached.result();
 
       expect(chat.count()).toBe(callsBefore);
-      // Usage counts the calls with receipts (plan, extract); the cut-off check left none.
-      expect(result.usage.modelCalls).toBe(2);
+      // Usage counts plan and extract, and the cut-off check: it may have been billed.
+      expect(result.usage.modelCalls).toBe(3);
       expect(search.queries).toEqual([]);
       expect(fetch.urls).toEqual([]);
       expect(result.status).toBe("incomplete");

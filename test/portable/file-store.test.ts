@@ -27,7 +27,7 @@ afterAll(() => server.close());
  * to remove its temporary file.
  */
 function crashingFs(
-  crash: (path: string) => boolean,
+  crash: (path: string, data: string) => boolean,
   options: { hard: boolean },
 ): FileSystem & { crashed: string[] } {
   const crashed: string[] = [];
@@ -47,7 +47,7 @@ function crashingFs(
       const handle = await fsp.open(path, flags);
       return {
         async writeFile(data) {
-          if (crash(path)) {
+          if (crash(path, data)) {
             crashed.push(path);
             await handle.writeFile(data.slice(0, Math.floor(data.length / 2)));
             throw new Error("simulated crash: power lost mid-write");
@@ -241,9 +241,14 @@ describe("portable file store", () => {
         }),
       });
       server.use(chat.handler);
-      // The third receipt (a search result) never makes it to disk.
-      let receipts = 0;
-      const fs = crashingFs((path) => path.includes("receipts") && ++receipts === 3, { hard: true });
+      // The first search result never makes it to disk: the search was sent (its intent is
+      // stored) and its outcome is lost.
+      let results = 0;
+      const fs = crashingFs(
+        (path, data) =>
+          path.includes("receipts") && data.includes('"kind":"search","status":"ok"') && ++results === 1,
+        { hard: true },
+      );
       const searchA = scriptedSearch();
       const first = portableClient({
         search: searchA.backend,
@@ -272,7 +277,8 @@ describe("portable file store", () => {
       const searchB = scriptedSearch();
       const fetchB = scriptedFetcher();
       const second = portableClient({ search: searchB.backend, fetcher: fetchB.fetcher, store: { dir } });
-      const resumed = second.research.attach(job.toRef());
+      // That search may have been billed: sending it again takes an explicit yes.
+      const resumed = second.research.attach(job.toRef(), { repeatInterruptedCalls: true });
       await collect(resumed);
       expect((await resumed.result()).status).toBe("completed");
       // Of the searches the first process made, only the one whose receipt was lost runs again;

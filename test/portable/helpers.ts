@@ -121,6 +121,7 @@ export interface ClientOptions {
   store?: unknown;
   clock?: () => Date;
   maxConcurrentJobs?: number;
+  leaseMs?: number;
   fetch?: typeof globalThis.fetch;
 }
 
@@ -134,6 +135,7 @@ export function portableClient(options: ClientOptions = {}): Sonde {
       ...(options.fetcher !== undefined && { fetcher: options.fetcher }),
       ...(options.store !== undefined && { store: options.store }),
       ...(options.maxConcurrentJobs !== undefined && { maxConcurrentJobs: options.maxConcurrentJobs }),
+      ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     },
     ...(options.clock && { clock: options.clock }),
     ...(options.fetch && { fetch: options.fetch }),

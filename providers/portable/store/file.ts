@@ -1,4 +1,5 @@
-import type { JobRecord, JobStore, Receipt, StoredEvent } from "../types.js";
+import { LeaseLostError } from "../errors.js";
+import type { Fence, JobRecord, JobStore, Lease, Receipt, StoredEvent } from "../types.js";
 
 /** What the file store needs from an open file. */
 export interface FileHandleLike {
@@ -89,8 +90,10 @@ const isCode = (error: unknown, code: string) => (error as { code?: unknown } | 
  * new one, never a partial file; readers ignore the temporary files a crash can leave.
  * Layout: `<dir>/jobs/<jobId>/{job.json, events/<index>.json, receipts/<hash>.json}` and
  * `<dir>/keys/<hash>.json` for idempotency keys. Directories it creates are owner-only
- * (0o700) and files 0o600. Several processes may share the directory; one job should be
- * driven by one process at a time.
+ * (0o700) and files 0o600. Several processes may share the directory: leases
+ * (`jobs/<jobId>/leases/<token>.json`, each token created exclusively) let one of them run
+ * a job while the others tail it. The fencing check reads the newest token before each
+ * write: unlike the Redis store's, it is not atomic with the write.
  */
 export function createFileStore(options: FileStoreOptions): JobStore {
   const cwd = (globalThis as { process?: { cwd?: () => string } }).process?.cwd?.() ?? "";
@@ -200,10 +203,26 @@ export function createFileStoreAt(
     return join(await root(), "keys", `${hash(key)}.json`);
   };
 
+  const leaseDir = async (jobId: string) => (await node()).join(await jobDir(jobId), "leases");
+  const tokenName = (token: number) => `${String(token).padStart(10, "0")}.json`;
+  /** The newest lease of the job (the highest token), if any was ever taken. */
+  const currentLease = async (jobId: string): Promise<Lease | undefined> => {
+    const names = await list(await leaseDir(jobId));
+    const top = names.at(-1);
+    if (!top) return undefined;
+    const lease = await readJson<Lease>((await node()).join(await leaseDir(jobId), top));
+    return lease ?? { holder: "", token: Number(top.slice(0, 10)), expiresAt: 0 };
+  };
+  const check = async (jobId: string, fence: Fence | undefined) => {
+    if (!fence) return;
+    if ((await currentLease(jobId))?.token !== fence.token) throw new LeaseLostError(jobId, fence.token);
+  };
+
   const store: JobStore = {
     ...(id !== undefined && { id }),
-    async putJob(record) {
+    async putJob(record, fence) {
       const { join } = await node();
+      await check(record.jobId, fence);
       await writeAtomic(join(await jobDir(record.jobId), "job.json"), record);
     },
     async getJob(jobId) {
@@ -217,8 +236,9 @@ export function createFileStoreAt(
       await fs.rm(dir, { recursive: true, force: true });
       for (const path of [...made]) if (path.startsWith(dir)) made.delete(path);
     },
-    async appendEvent(jobId, event) {
+    async appendEvent(jobId, event, fence) {
       const { join } = await node();
+      await check(jobId, fence);
       const name = `${String(event.index).padStart(10, "0")}.json`;
       await createAtomic(join(await jobDir(jobId), "events", name), event);
     },
@@ -232,8 +252,9 @@ export function createFileStoreAt(
       }
       return events;
     },
-    async putReceipt(jobId, receipt) {
+    async putReceipt(jobId, receipt, fence) {
       const { join, hash } = await node();
+      await check(jobId, fence);
       await writeAtomic(join(await jobDir(jobId), "receipts", `${hash(receipt.key)}.json`), receipt);
     },
     async readReceipts(jobId) {
@@ -260,6 +281,31 @@ export function createFileStoreAt(
       const path = await keyPath(key);
       const owner = await readJson<{ jobId: string }>(path);
       if (owner?.jobId === jobId) await (await node()).fs.rm(path, { force: true });
+    },
+    async acquireLease(jobId, holder, ttlMs) {
+      const current = await currentLease(jobId);
+      const now = Date.now();
+      if (current && current.holder !== holder && current.expiresAt > now) return undefined;
+      const lease: Lease = { holder, token: (current?.token ?? 0) + 1, expiresAt: now + ttlMs };
+      const { join, fs } = await node();
+      const dir = await leaseDir(jobId);
+      // Exclusive create: of two processes taking the same lapsed lease, one wins the token.
+      if (!(await createAtomic(join(dir, tokenName(lease.token)), lease))) return undefined;
+      for (const name of await list(dir)) {
+        if (Number(name.slice(0, 10)) < lease.token - 1) await fs.rm(join(dir, name), { force: true });
+      }
+      return lease;
+    },
+    async renewLease(jobId, lease, ttlMs) {
+      if ((await currentLease(jobId))?.token !== lease.token) return false;
+      const renewed = { ...lease, expiresAt: Date.now() + ttlMs };
+      await writeAtomic((await node()).join(await leaseDir(jobId), tokenName(lease.token)), renewed);
+      return (await currentLease(jobId))?.token === lease.token;
+    },
+    async releaseLease(jobId, lease) {
+      if ((await currentLease(jobId))?.token !== lease.token) return;
+      const released = { ...lease, expiresAt: 0 };
+      await writeAtomic((await node()).join(await leaseDir(jobId), tokenName(lease.token)), released);
     },
     async deleteExpired(now) {
       const { join } = await node();

@@ -1,0 +1,136 @@
+/**
+ * Research events of any engine's job in Redis, one Stream per job (entry id `0-<seq + 1>`),
+ * so any process can follow a job live or after the fact: `tail` resumes after a given
+ * `seq` and delivers each event exactly once, with the same `seq` everywhere;
+ * `eventStreamResponse` serves them as `text/event-stream` with `Last-Event-ID` resume.
+ */
+import type { Redis } from "ioredis";
+import type { ResearchEvent } from "../events.js";
+import { runScript } from "./scripts.js";
+
+/** How long a job's events are kept after their last write. @defaultValue seven days */
+const DEFAULT_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface EventLogOptions {
+  /** Prefix of every key. @defaultValue "sonde:" */
+  prefix?: string;
+  ttlMs?: number;
+}
+
+export interface TailOptions {
+  /** Deliver the events after this `seq` (a `Last-Event-ID`); all of them when absent. */
+  after?: number;
+  signal?: AbortSignal;
+  /** Longest single blocking read; the tail re-blocks until the job ends. @defaultValue 5_000 */
+  blockMs?: number;
+}
+
+export interface EventLog {
+  /**
+   * Stores `event` under its `seq` unless that seq is stored (then false). `state`, when
+   * given, is written to the job's state hash in the same atomic step (a worker's ref).
+   */
+  append(jobId: string, event: ResearchEvent, state?: { ref: unknown }): Promise<boolean>;
+  /** Events after `after`, live, until the job's `done` event. */
+  tail(jobId: string, options?: TailOptions): AsyncGenerator<ResearchEvent>;
+  /** Events stored so far. */
+  read(jobId: string): Promise<ResearchEvent[]>;
+  keys(jobId: string): { events: string; state: string };
+}
+
+export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
+  const prefix = options.prefix ?? "sonde:";
+  const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
+  const keys = (jobId: string) => ({
+    events: `${prefix}events:{${jobId}}`,
+    state: `${prefix}job:{${jobId}}`,
+  });
+  const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
+  return {
+    keys,
+    async append(jobId, event, state) {
+      // rawEvent is the engine's payload: large, and only useful to the process that got it.
+      const { rawEvent: _raw, ...stored } = event;
+      const k = keys(jobId);
+      const written = await runScript(
+        redis,
+        "appendResearchEvent",
+        [k.events, k.state],
+        [event.seq, JSON.stringify(stored), ttl, state ? JSON.stringify(state.ref) : ""],
+      );
+      return written === 1;
+    },
+    async read(jobId) {
+      return (await redis.xrange(keys(jobId).events, "-", "+")).map(([, fields]) => parse(fields));
+    },
+    async *tail(jobId, tailOptions = {}) {
+      const key = keys(jobId).events;
+      let last = `0-${(tailOptions.after ?? -1) + 1}`;
+      const signal = tailOptions.signal;
+      // A blocking read holds its connection: each tail gets its own.
+      const reader = redis.duplicate();
+      const stop = () => reader.disconnect();
+      signal?.addEventListener("abort", stop, { once: true });
+      try {
+        while (!signal?.aborted) {
+          const reply = (await reader
+            .xread("BLOCK", tailOptions.blockMs ?? 5_000, "STREAMS", key, last)
+            .catch((error: unknown) => {
+              if (signal?.aborted) return null;
+              throw error;
+            })) as [string, [string, string[]][]][] | null;
+          if (signal?.aborted) break;
+          for (const [id, fields] of reply?.[0]?.[1] ?? []) {
+            last = id;
+            const event = parse(fields);
+            yield event;
+            if (event.type === "done") return;
+          }
+        }
+        if (signal?.aborted) throw signal.reason;
+      } finally {
+        signal?.removeEventListener("abort", stop);
+        reader.disconnect();
+      }
+    },
+  };
+}
+
+/**
+ * Serves a job's events as `text/event-stream`: each event's `id` is its `seq`, so a
+ * browser's `EventSource` resumes after a drop with `Last-Event-ID` and gets every event
+ * exactly once. The stream ends after the job's `done` event.
+ */
+export function eventStreamResponse(
+  log: EventLog,
+  jobId: string,
+  request: { headers: { get(name: string): string | null }; signal?: AbortSignal },
+): Response {
+  const lastEventId = request.headers.get("last-event-id");
+  const after = lastEventId !== null && /^\d+$/.test(lastEventId) ? Number(lastEventId) : undefined;
+  const controller = new AbortController();
+  request.signal?.addEventListener("abort", () => controller.abort(), { once: true });
+  const encoder = new TextEncoder();
+  const events = log.tail(jobId, { ...(after !== undefined && { after }), signal: controller.signal });
+  const body = new ReadableStream<Uint8Array>({
+    async pull(stream) {
+      try {
+        const next = await events.next();
+        if (next.done) return stream.close();
+        const event = next.value;
+        stream.enqueue(
+          encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),
+        );
+      } catch (error) {
+        if (controller.signal.aborted) stream.close();
+        else stream.error(error);
+      }
+    },
+    cancel() {
+      controller.abort();
+    },
+  });
+  return new Response(body, {
+    headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" },
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * `sonde/worker`: research jobs on a BullMQ queue (bullmq, an optional peer) for fleets:
+ * web servers enqueue, workers drive, any process reads status, results and live events.
+ */
+export {
+  createResearchQueue,
+  type EnqueuedJob,
+  type QueuedRequest,
+  type QueueSetup,
+  type ResearchQueue,
+} from "./queue.js";
+export type { WorkerJobState, WorkerJobStatus } from "./state.js";
+export {
+  InvalidWebhookSignatureError,
+  type OpenAIWebhookEvent,
+  openAIWebhookHandler,
+  verifyOpenAIWebhook,
+} from "./webhooks.js";
+export {
+  createResearchWorker,
+  MAX_RETRYABLE_FAILURES,
+  type ResearchWorker,
+  type WorkerSetup,
+} from "./worker.js";

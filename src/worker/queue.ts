@@ -1,0 +1,137 @@
+/**
+ * The producer side of `sonde/worker`: `enqueue` validates a research request against the
+ * catalog (the same typed errors as `start()`), binds it to its idempotency key and queues
+ * it once; `cancel` stores the intent first; `status`, `result` and `events` read what the
+ * workers stored, from any process.
+ */
+import { createHash } from "node:crypto";
+import { type ConnectionOptions, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { ResearchResult } from "../aggregate.js";
+import type { SondeClient as Sonde } from "../client.js";
+import { IdempotencyConflictError, InvalidRequestError } from "../errors.js";
+import { createEventLog, type EventLog } from "../redis/events.js";
+import type { ResearchRequest } from "../request.js";
+import { DAY_MS, readResult, readState, stateKeys, type WorkerJobState } from "./state.js";
+
+export const DEFAULT_QUEUE = "sonde-research";
+
+/** Runs of one queue entry after an infrastructure failure (each attaches; none re-submits). */
+export const RERUNS = { attempts: 1_000, backoff: { type: "fixed" as const, delay: 500 } };
+
+export interface QueueSetup {
+  /** Holds the jobs' state, events and results. */
+  redis: Redis;
+  /** BullMQ's connection. @defaultValue `redis` */
+  connection?: ConnectionOptions;
+  /** A client configured like the workers' (validation only: nothing is sent). */
+  client: Sonde;
+  /** BullMQ queue name. @defaultValue "sonde-research" */
+  queueName?: string;
+  /** Prefix of Sonde's own keys. @defaultValue "sonde:" */
+  prefix?: string;
+}
+
+/** A request as it is queued: plain JSON (no signal). */
+export type QueuedRequest = Omit<ResearchRequest, "signal">;
+
+export interface EnqueuedJob {
+  /** The research job's id in the queue (derived from the idempotency key). */
+  id: string;
+  /** False when the key had queued this request before. */
+  created: boolean;
+}
+
+export interface ResearchQueue {
+  enqueue(request: QueuedRequest, options: { idempotencyKey: string }): Promise<EnqueuedJob>;
+  /** Stores the cancellation intent; the worker holding the job cancels it and records the outcome. */
+  cancel(id: string): Promise<void>;
+  /** Wakes a waiting job now instead of at its next scheduled poll (e.g. from a webhook). */
+  wake(id: string): Promise<void>;
+  status(id: string): Promise<WorkerJobState | undefined>;
+  /** The research job id of a provider's job (e.g. an OpenAI response id from a webhook). */
+  byProviderJob(provider: string, jobId: string): Promise<string | undefined>;
+  /** The final result (report, citations, gaps, usage), while its TTL lasts. */
+  result(id: string): Promise<ResearchResult | undefined>;
+  readonly events: EventLog;
+  readonly queue: Queue;
+  close(): Promise<void>;
+}
+
+/** Sorted-key JSON: equal requests give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export const researchJobId = (idempotencyKey: string) =>
+  `rj_${createHash("sha256").update(idempotencyKey).digest("hex").slice(0, 32)}`;
+
+/** The wake job of a generation; one id per generation, so overlapping wakes coalesce. */
+export const wakeJobId = (id: string, generation: number) => `${id}-wake-${generation}`;
+
+export function createResearchQueue(setup: QueueSetup): ResearchQueue {
+  const prefix = setup.prefix ?? "sonde:";
+  const { redis } = setup;
+  const queue = new Queue(setup.queueName ?? DEFAULT_QUEUE, {
+    connection: setup.connection ?? redis,
+  } as never);
+  const events = createEventLog(redis, { prefix });
+  return {
+    events,
+    queue,
+    async enqueue(request, { idempotencyKey }) {
+      if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0)
+        throw new InvalidRequestError(
+          "enqueue needs an idempotencyKey: the same key never queues a job twice.",
+        );
+      if ((request as { signal?: unknown }).signal !== undefined)
+        throw new InvalidRequestError(
+          "A queued request is plain JSON: drop `signal` (cancel with queue.cancel(id)).",
+        );
+      const resolved = setup.client.research.validate(request as ResearchRequest);
+      const id = researchJobId(idempotencyKey);
+      const key = stateKeys(prefix, id).state;
+      const text = canonicalJson(request);
+      const fresh = (await redis.hsetnx(key, "request", text)) === 1;
+      if (!fresh && (await redis.hget(key, "request")) !== text) {
+        throw new IdempotencyConflictError(
+          `idempotencyKey "${idempotencyKey}" already queued job ${id} with a different request. ` +
+            "Repeat that request exactly to get the same job back, or use a new key for a new job.",
+        );
+      }
+      await redis
+        .multi()
+        .hsetnx(key, "status", "queued")
+        .hsetnx(key, "model", resolved.modelInfo.id)
+        .hsetnx(key, "createdAt", new Date().toISOString())
+        .pexpire(key, 7 * DAY_MS)
+        .exec();
+      // BullMQ keeps one job per id: a repeated add is a no-op.
+      await queue.add("research", { id }, { jobId: id, ...RERUNS });
+      return { id, created: fresh };
+    },
+    async cancel(id) {
+      const key = stateKeys(prefix, id).state;
+      await redis.hsetnx(key, "cancelRequestedAt", new Date().toISOString());
+      await this.wake(id);
+    },
+    async wake(id) {
+      const generation = Number((await redis.hget(stateKeys(prefix, id).state, "wakes")) ?? 0);
+      const pending = await queue.getJob(wakeJobId(id, generation));
+      if (pending && (await pending.isDelayed())) await pending.promote();
+    },
+    status: (id) => readState(redis, prefix, id),
+    async byProviderJob(provider, jobId) {
+      return (await redis.get(stateKeys(prefix, "").byProviderJob(provider, jobId))) ?? undefined;
+    },
+    result: (id) => readResult(redis, prefix, id),
+    close: () => queue.close(),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * A research job's state in Redis, shared by the queue and every worker: a hash
+ * (`<prefix>job:{id}`) beside the job's event stream, and its final result with a TTL.
+ */
+import type { Redis } from "ioredis";
+import type { ResearchResult } from "../aggregate.js";
+import type { JobRef } from "../ref.js";
+
+/**
+ * `queued` → `running` (a worker drives it) ⇄ `waiting` (a poll-only or long job between
+ * wakes) → `completed` | `incomplete` | `cancelled` | `failed`; or `indeterminate` (its
+ * submission may have been sent but no ref was stored: inspect the provider account) or
+ * `deferred` (five consecutive retryable failures: it waits for `resume`).
+ */
+export type WorkerJobStatus =
+  | "queued"
+  | "running"
+  | "waiting"
+  | "completed"
+  | "incomplete"
+  | "cancelled"
+  | "failed"
+  | "indeterminate"
+  | "deferred";
+
+export const FINAL_STATUSES: readonly WorkerJobStatus[] = [
+  "completed",
+  "incomplete",
+  "cancelled",
+  "failed",
+  "indeterminate",
+];
+
+export interface WorkerJobState {
+  id: string;
+  status: WorkerJobStatus;
+  /** Catalog id of the request's model. */
+  model: string;
+  ref?: JobRef;
+  /** Set just before the submission is sent; with no ref, the submission is indeterminate. */
+  submittingAt?: string;
+  cancelRequestedAt?: string;
+  cancelOutcome?: unknown;
+  /** Consecutive retryable failures (reset by a successful poll). */
+  failures: number;
+  /** The next wake's delay, persisted so the backoff survives worker restarts. */
+  backoffMs?: number;
+  error?: { code: string; message: string };
+}
+
+export const DAY_MS = 86_400_000;
+
+export function stateKeys(prefix: string, id: string) {
+  return {
+    state: `${prefix}job:{${id}}`,
+    result: `${prefix}result:{${id}}`,
+    slots: (provider: string) => `${prefix}slots:${provider}`,
+    byProviderJob: (provider: string, jobId: string) => `${prefix}byjob:${provider}:${jobId}`,
+  };
+}
+
+export async function readState(
+  redis: Redis,
+  prefix: string,
+  id: string,
+): Promise<WorkerJobState | undefined> {
+  const hash = await redis.hgetall(stateKeys(prefix, id).state);
+  if (!hash.status) return undefined;
+  return {
+    id,
+    status: hash.status as WorkerJobStatus,
+    model: hash.model ?? "",
+    ...(hash.ref && { ref: JSON.parse(hash.ref) as JobRef }),
+    ...(hash.submittingAt && { submittingAt: hash.submittingAt }),
+    ...(hash.cancelRequestedAt && { cancelRequestedAt: hash.cancelRequestedAt }),
+    ...(hash.cancelOutcome && { cancelOutcome: JSON.parse(hash.cancelOutcome) }),
+    failures: Number(hash.failures ?? 0),
+    ...(hash.backoffMs && { backoffMs: Number(hash.backoffMs) }),
+    ...(hash.error && { error: JSON.parse(hash.error) }),
+  };
+}
+
+export async function readResult(
+  redis: Redis,
+  prefix: string,
+  id: string,
+): Promise<ResearchResult | undefined> {
+  const text = await redis.get(stateKeys(prefix, id).result);
+  return text === null ? undefined : (JSON.parse(text) as ResearchResult);
+}

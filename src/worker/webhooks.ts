@@ -1,0 +1,96 @@
+/**
+ * Completion without polling: OpenAI notifies a webhook when a background response ends
+ * (`response.completed`, `.failed`, `.cancelled`, `.incomplete`), signed as the Standard
+ * Webhooks spec says (`webhook-id`, `webhook-timestamp`, `webhook-signature` headers;
+ * HMAC-SHA256 of `id.timestamp.body` under the endpoint's `whsec_` secret). A verified
+ * event wakes the waiting job at once instead of at its next scheduled poll. Gemini,
+ * OpenRouter, Perplexity and the hosted job API document no webhooks: those jobs poll.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { SondeError } from "../errors.js";
+import type { ResearchQueue } from "./queue.js";
+
+/** A webhook whose signature, or timestamp, does not check out: answer 400 and drop it. */
+export class InvalidWebhookSignatureError extends SondeError {
+  static override readonly errorName: string = "InvalidWebhookSignatureError";
+  constructor(message: string) {
+    super("invalid_webhook_signature", message, { retryable: false });
+  }
+}
+
+export interface OpenAIWebhookEvent {
+  id: string;
+  type: string;
+  created_at: number;
+  data: { id: string };
+}
+
+type Headers = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
+
+const header = (headers: Headers, name: string): string | undefined => {
+  if (typeof (headers as { get?: unknown }).get === "function")
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  const value = (headers as Record<string, string | string[] | undefined>)[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+/**
+ * Verifies a webhook's signature over the raw body (as received, before any JSON parsing)
+ * and returns the event; throws `InvalidWebhookSignatureError` otherwise. Timestamps more
+ * than `toleranceSec` away from now are refused (replays).
+ */
+export function verifyOpenAIWebhook(
+  body: string,
+  headers: Headers,
+  secret: string,
+  options: { toleranceSec?: number; now?: () => Date } = {},
+): OpenAIWebhookEvent {
+  const id = header(headers, "webhook-id");
+  const timestamp = header(headers, "webhook-timestamp");
+  const signatures = header(headers, "webhook-signature");
+  if (!id || !timestamp || !signatures)
+    throw new InvalidWebhookSignatureError(
+      "The webhook lacks webhook-id, webhook-timestamp or webhook-signature headers.",
+    );
+  const seconds = Number(timestamp);
+  const now = (options.now?.() ?? new Date()).getTime() / 1000;
+  if (!Number.isFinite(seconds) || Math.abs(now - seconds) > (options.toleranceSec ?? 300))
+    throw new InvalidWebhookSignatureError(
+      "The webhook's timestamp is too far from now (a replay, or a skewed clock).",
+    );
+  const key = Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64");
+  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest();
+  // The header lists space-separated `v1,<base64>` signatures (several during key rotation).
+  const valid = signatures.split(" ").some((entry) => {
+    const [version, signature] = entry.split(",");
+    if (version !== "v1" || !signature) return false;
+    const given = Buffer.from(signature, "base64");
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!valid)
+    throw new InvalidWebhookSignatureError(
+      "The webhook's signature does not match: check the endpoint's signing secret (whsec_…).",
+    );
+  return JSON.parse(body) as OpenAIWebhookEvent;
+}
+
+const ENDINGS = new Set([
+  "response.completed",
+  "response.failed",
+  "response.cancelled",
+  "response.incomplete",
+]);
+
+/**
+ * A webhook handler for OpenAI background responses: verifies the event and wakes the job
+ * the response belongs to. Returns the research job id it woke, if any.
+ */
+export function openAIWebhookHandler(queue: ResearchQueue, secret: string) {
+  return async (body: string, headers: Headers): Promise<string | undefined> => {
+    const event = verifyOpenAIWebhook(body, headers, secret);
+    if (!ENDINGS.has(event.type) || typeof event.data?.id !== "string") return undefined;
+    const id = await queue.byProviderJob("openai", event.data.id);
+    if (id) await queue.wake(id);
+    return id;
+  };
+}

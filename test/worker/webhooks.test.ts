@@ -1,0 +1,100 @@
+import { createHmac } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Sonde } from "../../src/index.js";
+import {
+  createResearchQueue,
+  InvalidWebhookSignatureError,
+  openAIWebhookHandler,
+  verifyOpenAIWebhook,
+} from "../../src/worker/index.js";
+import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+
+// A Standard Webhooks secret: whsec_ + base64 key bytes.
+const key = Buffer.from("sonde-test-webhook-signing-key-32b");
+const SECRET = `whsec_${key.toString("base64")}`;
+
+function signed(body: string, options: { id?: string; at?: number; key?: Buffer } = {}) {
+  const id = options.id ?? "wh_685342d5c8f8819088b4b9a1e0f6e1e8";
+  const at = String(options.at ?? Math.floor(Date.now() / 1000));
+  const signature = createHmac("sha256", options.key ?? key)
+    .update(`${id}.${at}.${body}`)
+    .digest("base64");
+  return { "webhook-id": id, "webhook-timestamp": at, "webhook-signature": `v1,${signature}` };
+}
+
+const completed = (responseId: string) =>
+  JSON.stringify({
+    id: "evt_685343a1381c819085d44c354e1b330e",
+    object: "event",
+    created_at: Math.floor(Date.now() / 1000),
+    type: "response.completed",
+    data: { id: responseId },
+  });
+
+describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
+  it("accepts a correctly signed event, also among rotated signatures, as Headers or a plain object", () => {
+    const body = completed("resp_abc123");
+    expect(verifyOpenAIWebhook(body, signed(body), SECRET).data.id).toBe("resp_abc123");
+    const rotated = signed(body);
+    const old = signed(body, { key: Buffer.from("an-older-key") })["webhook-signature"];
+    rotated["webhook-signature"] = `${old} ${rotated["webhook-signature"]}`;
+    expect(verifyOpenAIWebhook(body, new Headers(rotated), SECRET).type).toBe("response.completed");
+  });
+
+  it("refuses a tampered body, a wrong secret, missing headers and an old timestamp with a typed error", () => {
+    const body = completed("resp_abc123");
+    const headers = signed(body);
+    const refused = (fn: () => unknown, text: string) => {
+      try {
+        fn();
+        throw new Error("accepted");
+      } catch (error) {
+        expect(InvalidWebhookSignatureError.isInstance(error)).toBe(true);
+        expect((error as Error).message).toContain(text);
+      }
+    };
+    refused(() => verifyOpenAIWebhook(body.replace("abc", "abd"), headers, SECRET), "does not match");
+    refused(
+      () => verifyOpenAIWebhook(body, headers, `whsec_${Buffer.from("other").toString("base64")}`),
+      "does not match",
+    );
+    refused(() => verifyOpenAIWebhook(body, { "webhook-id": "x" }, SECRET), "lacks");
+    const stale = signed(body, { at: Math.floor(Date.now() / 1000) - 3_600 });
+    refused(() => verifyOpenAIWebhook(body, stale, SECRET), "too far from now");
+  });
+
+  describe("the hook", () => {
+    let redis: RedisServer;
+    beforeAll(async () => {
+      redis = await startRedis();
+    });
+    afterAll(() => redis?.stop());
+
+    it("wakes the job the response belongs to at once instead of at its next poll", async () => {
+      const prefix = "wh:";
+      const queue = createResearchQueue({
+        redis: redis.client(),
+        client: new Sonde({ env: {} }),
+        prefix,
+        queueName: "wh",
+      });
+      try {
+        const id = "rj_webhooktest";
+        const db = redis.client();
+        await db.set(`${prefix}byjob:openai:resp_abc123`, id);
+        await db.hset(`${prefix}job:{${id}}`, { status: "waiting", wakes: "3" });
+        const wake = await queue.queue.add("wake", { id }, { jobId: `${id}-wake-3`, delay: 3_600_000 });
+        expect(await wake.isDelayed()).toBe(true);
+        const handle = openAIWebhookHandler(queue, SECRET);
+        const body = completed("resp_abc123");
+        expect(await handle(body, signed(body))).toBe(id);
+        expect(await (await queue.queue.getJob(wake.id!))!.isDelayed()).toBe(false);
+        // An event for a response no job knows is verified and ignored.
+        const other = completed("resp_unknown");
+        expect(await handle(other, signed(other))).toBeUndefined();
+      } finally {
+        await queue.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,233 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IdempotencyConflictError, Sonde, UnknownModelError } from "../../src/index.js";
+import { createRedisStore } from "../../src/redis/index.js";
+import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { startLoopback } from "../helpers/loopback.js";
+import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(() => redis?.stop());
+
+const DEMO = "portable:demo/offline";
+const clientOn = (prefix: string) =>
+  new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }), leaseMs: 1_000 } });
+
+const until = async (check: () => Promise<boolean>, ms = 15_000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+describe("sonde/worker", () => {
+  it("validates before queueing, deduplicates by key, and two workers finish each job once with its result and events", async () => {
+    const prefix = "w1:";
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w1",
+    });
+    const workers = [0, 1].map(() =>
+      createResearchWorker({ redis: redis.client(), client: clientOn(prefix), prefix, queueName: "w1" }),
+    );
+    try {
+      await expect(
+        queue.enqueue({ model: "openai:gpt-9", query: "q" }, { idempotencyKey: "bad" }),
+      ).rejects.toSatisfy((e: unknown) => UnknownModelError.isInstance(e));
+      expect(await queue.queue.getJobCounts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+      const queries = [
+        "How do deep research agents verify citations?",
+        "What limits sodium-ion density?",
+        "Why do heat pumps save energy?",
+      ];
+      const handles = await Promise.all(
+        queries.map((query, i) => queue.enqueue({ model: DEMO, query }, { idempotencyKey: `job-${i}` })),
+      );
+      const again = await queue.enqueue({ model: DEMO, query: queries[0]! }, { idempotencyKey: "job-0" });
+      expect(again).toEqual({ id: handles[0]!.id, created: false });
+      await expect(
+        queue.enqueue({ model: DEMO, query: "other" }, { idempotencyKey: "job-0" }),
+      ).rejects.toSatisfy((e: unknown) => IdempotencyConflictError.isInstance(e));
+      await until(async () => (await Promise.all(handles.map((h) => queue.result(h.id)))).every(Boolean));
+      // A worker that died after storing `done` but before the result: the next run stores
+      // the result and no second `done`.
+      const db = redis.client();
+      const first = handles[0]!.id;
+      await db.del(`${prefix}result:{${first}}`);
+      await db.hset(`${prefix}job:{${first}}`, "status", "running");
+      await queue.queue.add("wake", { id: first }, { jobId: `${first}-wake-9` });
+      await until(async () => (await queue.result(first)) !== undefined);
+      for (const [i, handle] of handles.entries()) {
+        const result = (await queue.result(handle.id))!;
+        // Byte-identical to the same job run directly, without a queue.
+        const direct = await clientOn("w1-direct:")
+          .research.start({ model: DEMO, query: queries[i]! })
+          .result();
+        expect(result.report).toBe(direct.report);
+        expect(result.status).toBe(direct.status);
+        const events = await queue.events.read(handle.id);
+        expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+        expect(events.filter((e) => e.type === "done")).toHaveLength(1);
+        expect((await queue.status(handle.id))?.ref?.jobId).toMatch(/^pj_/);
+      }
+    } finally {
+      await Promise.all(workers.map((w) => w.close()));
+      await queue.close();
+    }
+  });
+});
+
+const HOSTED = "hosted:agents.deep_research";
+const hostedClient = (url: string, prefix: string) =>
+  new Sonde({
+    env: {},
+    hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: url },
+    portable: { store: createRedisStore(redis.client(), { prefix }) },
+    retry: { attempts: 1, minDelayMs: 20, maxDelayMs: 40 },
+  });
+const invoked = (id: string) => ({
+  job_id: id,
+  status: "queued",
+  agent_id: "agents.deep_research",
+  poll_url: `/v1/jobs/${id}`,
+  estimated_cost_usd: 6,
+  created_at: new Date().toISOString(),
+});
+const reply = (response: ServerResponse, status: number, body: unknown) => {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(JSON.stringify(body));
+};
+
+describe("sonde/worker failure handling", () => {
+  it("a submission that may have been sent without a stored ref is indeterminate and never sent again", async () => {
+    const prefix = "w2:";
+    const api = await startLoopback((_request, response) => reply(response, 500, {}));
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w2",
+    });
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "What changed?" }, { idempotencyKey: "k" });
+      // A worker marked the submission and died before the invoke answered.
+      await redis
+        .client()
+        .hset(`${prefix}job:{${id}}`, { submittingAt: "2026-12-01T10:00:00.000Z", status: "running" });
+      const worker = createResearchWorker({
+        redis: redis.client(),
+        client: hostedClient(api.url, prefix),
+        prefix,
+        queueName: "w2",
+      });
+      await until(async () => (await queue.status(id))?.status === "indeterminate");
+      await worker.close();
+      const state = await queue.status(id);
+      expect(state?.error?.message).toContain("not sent again: look for it in the provider account");
+      expect(api.requests).toEqual([]);
+    } finally {
+      await queue.close();
+      await api.close();
+    }
+  });
+
+  it("stores the cancellation intent first; the worker holding the job cancels it and records the outcome", async () => {
+    const prefix = "w3:";
+    let state: "running" | "canceled" = "running";
+    const api = await startLoopback((request, response) => {
+      if (request.method === "POST") return reply(response, 200, invoked("job_c"));
+      if (request.method === "DELETE") {
+        state = "canceled";
+        return reply(response, 200, { job_id: "job_c", status: "canceled" });
+      }
+      return reply(response, 200, { job_id: "job_c", status: state });
+    });
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w3",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w3",
+      cancelPollMs: 50,
+      holdMs: 60_000,
+    });
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "Cancel me" }, { idempotencyKey: "c" });
+      await until(async () => (await queue.status(id))?.ref !== undefined);
+      await queue.cancel(id);
+      expect((await queue.status(id))?.cancelRequestedAt).toBeDefined();
+      await until(async () => (await queue.status(id))?.status === "cancelled");
+      expect((await queue.status(id))?.cancelOutcome).toMatchObject({ outcome: "cancelled" });
+      expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+      expect(api.requests.filter((r) => r.method === "DELETE")).toHaveLength(1);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+
+  it("polls a poll-only job by delayed wakes with a persisted backoff, and defers it after five retryable failures", async () => {
+    const prefix = "w4:";
+    let failing = false;
+    const api = await startLoopback((request, response) => {
+      if (request.method === "POST") return reply(response, 200, invoked("job_w"));
+      if (failing) return reply(response, 503, { error: { message: "unavailable" } });
+      return reply(response, 200, { job_id: "job_w", status: "running" });
+    });
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w4",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w4",
+      holdMs: 150,
+      wakeBackoff: { minMs: 40, maxMs: 200 },
+    });
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "Long job" }, { idempotencyKey: "w" });
+      // The job gives its worker slot back between polls: each later poll is a delayed wake.
+      const stateKey = `${prefix}job:{${id}}`;
+      await until(async () => Number(await redis.client().hget(stateKey, "wakes")) >= 2);
+      expect((await queue.queue.getJob(`${id}-wake-1`))?.opts.delay).toBeGreaterThan(0);
+      failing = true;
+      const backoffs: number[] = [];
+      await until(async () => {
+        const state = await queue.status(id);
+        if (state?.backoffMs !== undefined && state.failures > 0 && backoffs.at(-1) !== state.backoffMs)
+          backoffs.push(state.backoffMs);
+        return state?.status === "deferred";
+      });
+      const state = (await queue.status(id))!;
+      expect(state.failures).toBe(5);
+      // Doubling from the minimum, capped.
+      expect(backoffs.every((b, i) => i === 0 || b >= backoffs[i - 1]!)).toBe(true);
+      expect(Math.max(...backoffs)).toBe(200);
+      expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+      // The failed polls ended attaches, not the job: nothing terminal was stored.
+      expect((await queue.events.read(id)).filter((e) => e.type === "done" || e.type === "error")).toEqual(
+        [],
+      );
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+});
