@@ -69,11 +69,14 @@ export function findModel(id: string): ModelInfo | undefined {
   return family && { ...family, id, model: name };
 }
 
-/** Up to `limit` catalog ids closest to `id` (edit distance), for "did you mean" messages. */
+/**
+ * Up to `limit` catalog ids closest to `id` (edit distance), for "did you mean" messages.
+ * Retired models are left out: a suggestion must be a model the user can start.
+ */
 export function nearestModels(id: string, limit = 3): string[] {
   const target = id.toLowerCase();
   return models
-    .filter((m) => !m.id.endsWith("*"))
+    .filter((m) => !m.id.endsWith("*") && m.lifecycle.stage !== "retired")
     .map((m) => ({ id: m.id, distance: distance(target, m.id.toLowerCase()) }))
     .sort((a, b) => a.distance - b.distance)
     .slice(0, limit)

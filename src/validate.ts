@@ -108,7 +108,7 @@ export function resolveRequest(
     const hint = localOnly.includes(key)
       ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".${key === "budget" ? " Only budget.maxCostUSD (a spend cap) is accepted by every engine." : ""}`
       : key === "idempotencyKey"
-        ? " Only engines whose submission can be deduplicated accept it: perplexity:sonar-deep-research and the portable engine."
+        ? " Only the portable engine (portable:<chat>/<model>), whose job store deduplicates submissions, accepts it."
         : "";
     throw new UnsupportedOptionError(
       key,
@@ -135,7 +135,8 @@ export function resolveRequest(
   const adjustments: ResolvedRequest["adjustments"] = [];
   const requestedTimeout = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timeoutMs = Math.min(requestedTimeout, info.limits.maxDurationMs);
-  if (timeoutMs !== requestedTimeout) {
+  // Only a value the user chose is reported as adjusted; the default simply becomes the engine's cap.
+  if (request.timeoutMs !== undefined && timeoutMs !== requestedTimeout) {
     adjustments.push({
       option: "timeoutMs",
       requested: requestedTimeout,

@@ -177,4 +177,18 @@ describe("nearestModels", () => {
     expect(near).toHaveLength(5);
     expect(near.some((id) => id.endsWith("*"))).toBe(false);
   });
+
+  it("never suggests a retired model, which start() would refuse", () => {
+    const retired = new Set(models.filter((m) => m.lifecycle.stage === "retired").map((m) => m.id));
+    expect(retired.has("openai:o3-deep-research")).toBe(true);
+    for (const typo of [
+      "gemini:deep-research-preview",
+      "openai:o3-deep-researc",
+      "perplexity:sonar-deep-researc",
+    ]) {
+      const near = nearestModels(typo);
+      expect(near).toHaveLength(3);
+      expect(near.filter((id) => retired.has(id))).toEqual([]);
+    }
+  });
 });

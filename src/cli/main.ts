@@ -228,7 +228,18 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
   }
 }
 
+/**
+ * A reader that stops early (`sonde research … --json | head`) closes the pipe: that ends the
+ * output, it is not a crash. Any other stream error stays fatal.
+ */
+function exitOnBrokenPipe(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE") throw error;
+  process.exit(process.exitCode ?? 0);
+}
+
 async function main(): Promise<void> {
+  process.stdout.on("error", exitOnBrokenPipe);
+  process.stderr.on("error", exitOnBrokenPipe);
   const io: Io = {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { findModel } from "../../catalog/index.js";
 import {
   InvalidRequestError,
   ModelRetiredError,
@@ -143,6 +144,36 @@ describe("request validation happens before any engine is called", () => {
     expect(resolved.adjustments).toEqual([
       expect.objectContaining({ option: "timeoutMs", requested: 7_200_000, applied: 3_600_000 }),
     ]);
+  });
+
+  it("a timeout the user did not set is not reported as adjusted; one they set is", () => {
+    const portable = new Sonde({ env: {} });
+    const model = "portable:demo/offline";
+    const defaulted = portable.research.validate({ model, query: "q" });
+    expect(defaulted.timeoutMs).toBe(900_000);
+    expect(defaulted.adjustments).toEqual([]);
+    expect(portable.research.validate({ model, query: "q", timeoutMs: 3_600_000 }).adjustments).toEqual([
+      expect.objectContaining({ option: "timeoutMs", requested: 3_600_000, applied: 900_000 }),
+    ]);
+  });
+
+  it("an idempotencyKey refusal points only at models that can be started", () => {
+    let message = "";
+    try {
+      client.research.validate({
+        model: "gemini:deep-research-preview-04-2026",
+        query: "q",
+        idempotencyKey: "k",
+      });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/portable engine/);
+    // A model the hint names besides the one requested must be one a user can start (none retired).
+    const named = (
+      message.match(/\b(?:openai|gemini|openrouter|perplexity|hosted):[\w/-]+(?:\.[\w/-]+)*/g) ?? []
+    ).filter((id) => id !== "gemini:deep-research-preview-04-2026");
+    for (const id of named) expect(findModel(id)?.lifecycle.stage, id).not.toBe("retired");
   });
 
   it("a missing key fails at start with the variable to set, before any request", () => {
