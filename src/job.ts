@@ -497,7 +497,13 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       gap = capGap(crossing, { failed: message });
     }
     notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
-    if (outcome.outcome === "already-terminal") return;
+    if (outcome.outcome === "already-terminal") {
+      // The provider finished before the cancel: the job completes, above its cap.
+      this.#init.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
+        ...crossing,
+      });
+      return;
+    }
     this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
     this.#controller.abort(new CancelledLocally(outcome, gap));
   }

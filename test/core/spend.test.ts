@@ -95,16 +95,24 @@ describe("spend cap in the job", () => {
     expect(result.usage).toMatchObject({ costUSD: 0.05, costSource: "provider", inputTokens: 1000 });
   });
 
-  it("a completion that wins the cancel race is read to its end: completed, whole, no gap", async () => {
+  it("a completion that wins the cancel race is read to its end: completed, whole, no gap, and said", async () => {
     let cancels = 0;
-    const job = capped(fakeSession({ events: words }), 0.001, async () => {
-      cancels++;
-      return { outcome: "already-terminal", finalStatus: "completed" };
+    const warnings: string[] = [];
+    const job = new ResearchJob({
+      ...init(async () => {
+        cancels++;
+        return { outcome: "already-terminal", finalStatus: "completed" };
+      }),
+      logger: { ...silent, warn: (message: string) => warnings.push(message) },
+      session: fakeSession({ events: words }),
+      maxCostUSD: 0.001,
     });
     const events = await collect(job);
     expect(cancels).toBe(1);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
     expect(events.some((e) => e.type === "gap")).toBe(false);
+    // Never silent: the job ended above its cap, and the log says so.
+    expect(warnings).toEqual([expect.stringMatching(/ended above the cap/)]);
   });
 
   it("a cancel that fails still stops the stream, and the gap says the job may still be billing", async () => {
