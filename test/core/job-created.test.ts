@@ -3,36 +3,13 @@
  * and whoever iterates later still receives every event exactly once.
  */
 import { describe, expect, it } from "vitest";
-import { findModel } from "../../catalog/index.js";
 import { JobNotCreatedError, ProviderUnavailableError, StreamConsumedError } from "../../src/errors.js";
-import type { ResearchEvent } from "../../src/events.js";
-import { ResearchJob } from "../../src/job.js";
 import type { EngineSession } from "../../src/provider.js";
-import { fakeSession, script } from "../helpers/fake-engine.js";
+import { collectEvents, fakeJob, fakeSession, script } from "../helpers/fake-engine.js";
 
-const pricing = findModel("openai:gpt-5.5-pro")!.pricing;
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-
-function job(session: EngineSession, extra: Partial<ConstructorParameters<typeof ResearchJob>[0]> = {}) {
-  return new ResearchJob({
-    provider: "openai",
-    model: "openai:gpt-5.5-pro",
-    pricing,
-    session,
-    retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 5 },
-    logger: silent,
-    clock: () => new Date(),
-    timeoutMs: 60_000,
-    cancel: async () => ({ outcome: "cancelled", finalStatus: "cancelled" }),
-    ...extra,
-  });
-}
-
-async function collect(j: ResearchJob): Promise<ResearchEvent[]> {
-  const events: ResearchEvent[] = [];
-  for await (const event of j) events.push(event);
-  return events;
-}
+const job = (session: EngineSession, extra: Parameters<typeof fakeJob>[1] = {}) =>
+  fakeJob(session, { retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 5 }, ...extra });
+const collect = collectEvents;
 
 describe("job.created()", () => {
   it("resolves with the id, makes toRef() valid, and leaves every event to the iteration", async () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { findModel } from "../../catalog/index.js";
 import {
   JobAbortedError,
   JobNotCreatedError,
@@ -7,34 +6,12 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
-import { ResearchJob } from "../../src/job.js";
 import type { EngineSession } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
-import { type FakeScript, fakeSession, script } from "../helpers/fake-engine.js";
+import { collectEvents, type FakeScript, fakeJob, fakeSession, script } from "../helpers/fake-engine.js";
 
-const pricing = findModel("openai:gpt-5.5-pro")!.pricing;
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-
-function job(session: EngineSession, extra: Partial<ConstructorParameters<typeof ResearchJob>[0]> = {}) {
-  return new ResearchJob({
-    provider: "openai",
-    model: "openai:gpt-5.5-pro",
-    pricing,
-    session,
-    retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
-    logger: silent,
-    clock: () => new Date(),
-    timeoutMs: 60_000,
-    cancel: async () => ({ outcome: "cancelled", finalStatus: "cancelled" }),
-    ...extra,
-  });
-}
-
-async function collect(j: ResearchJob): Promise<ResearchEvent[]> {
-  const events: ResearchEvent[] = [];
-  for await (const event of j) events.push(event);
-  return events;
-}
+const job = fakeJob;
+const collect = collectEvents;
 
 const reportOf = (events: ResearchEvent[]) => events.map((e) => (e.type === "text" ? e.delta : "")).join("");
 

@@ -2,7 +2,10 @@
  * A scripted engine for core tests: wire events with numeric cursors, a configurable
  * drop schedule, and resumes that replay an overlap (as real servers may).
  */
+import { findModel } from "../../catalog/index.js";
 import { StreamInterruptedError } from "../../src/errors.js";
+import type { ResearchEvent } from "../../src/events.js";
+import { ResearchJob } from "../../src/job.js";
 import type { EngineSession, MappedEvent, WireEvent } from "../../src/provider.js";
 
 export interface FakeWire {
@@ -90,5 +93,33 @@ export function script(words: number): FakeWire[] {
       events.push({ kind: "citation", value: `https://example.org/${i % 3}?utm_source=openai` });
   }
   events.push({ kind: "usage" }, { kind: "status", value: "completed" });
+  return events;
+}
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** A job of the core machinery over `session`, as the client would build it for OpenAI. */
+export function fakeJob(
+  session: EngineSession,
+  extra: Partial<ConstructorParameters<typeof ResearchJob>[0]> = {},
+): ResearchJob {
+  return new ResearchJob({
+    provider: "openai",
+    model: "openai:gpt-5.5-pro",
+    pricing: findModel("openai:gpt-5.5-pro")!.pricing,
+    session,
+    retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 5 },
+    logger: silent,
+    clock: () => new Date(),
+    timeoutMs: 60_000,
+    cancel: async () => ({ outcome: "cancelled", finalStatus: "cancelled" }),
+    ...extra,
+  });
+}
+
+/** Every event of a job, iterated to its end. */
+export async function collectEvents(job: ResearchJob): Promise<ResearchEvent[]> {
+  const events: ResearchEvent[] = [];
+  for await (const event of job) events.push(event);
   return events;
 }
