@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { type ConnectionOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
-import type { SondeClient as Sonde } from "../client.js";
+import type { SondeClient } from "../client.js";
 import { IdempotencyConflictError, InvalidRequestError } from "../errors.js";
 import { createEventLog, type EventLog } from "../redis/events.js";
 import type { ResearchRequest } from "../request.js";
@@ -25,7 +25,7 @@ export interface QueueSetup {
   /** BullMQ's connection. @defaultValue `redis` */
   connection?: ConnectionOptions;
   /** A client configured like the workers' (validation only: nothing is sent). */
-  client: Sonde;
+  client: SondeClient;
   /** BullMQ queue name. @defaultValue "sonde-research" */
   queueName?: string;
   /** Prefix of Sonde's own keys. @defaultValue "sonde:" */

@@ -9,7 +9,7 @@
  */
 import { type ConnectionOptions, DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import type { SondeClient as Sonde } from "../client.js";
+import type { SondeClient } from "../client.js";
 import { SondeError } from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
@@ -27,7 +27,7 @@ export interface WorkerSetup {
   /** BullMQ's connection. @defaultValue `redis` */
   connection?: ConnectionOptions;
   /** The client that runs the jobs (keys, portable.store = a Redis store, …). */
-  client: Sonde;
+  client: SondeClient;
   queueName?: string;
   prefix?: string;
   /** Jobs this worker drives at once. @defaultValue 4 */
