@@ -33,9 +33,9 @@ export default defineConfig([
   {
     ...shared,
     format: ["cjs"],
-    // ky, p-retry, eventsource-parser and @noble/hashes ship ESM only; bundling them keeps `require("sonde")`
+    // p-retry, eventsource-parser and @noble/hashes ship ESM only; bundling them keeps `require("sonde")`
     // free of require(esm) interop (a default export seen through a namespace object).
-    noExternal: ["ky", "p-retry", "eventsource-parser", "is-network-error", "@noble/hashes"],
+    noExternal: ["p-retry", "eventsource-parser", "is-network-error", "@noble/hashes"],
   },
   {
     entry: { cli: "src/cli/main.ts" },

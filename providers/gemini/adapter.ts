@@ -2,7 +2,6 @@
  * The Gemini engine: Deep Research agents over the Interactions API
  * (WIRE.md), steps schema, `Api-Revision: 2026-05-20`.
  */
-import type { KyInstance } from "ky";
 import { z } from "zod";
 import { InvalidRefError, SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
@@ -14,7 +13,7 @@ import {
   specVersion,
 } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
-import { createHttpClient } from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { classifyFailure, describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
@@ -22,10 +21,10 @@ import { buildCreateBody, checkRequest } from "./request.js";
 import { type AttachPoint, GeminiSession } from "./session.js";
 import { API_REVISION, DEFAULT_BASE_URL, isTerminalStatus, WireInteraction } from "./wire.js";
 
-const clients = new WeakMap<ProviderContext, KyInstance>();
+const clients = new WeakMap<ProviderContext, HttpClient>();
 
-/** One ky instance per client: base URL, key header, schema revision, Google's error envelope. */
-function clientFor(context: ProviderContext): KyInstance {
+/** One HTTP client per client: base URL, key header, schema revision, Google's error envelope. */
+function clientFor(context: ProviderContext): HttpClient {
   let client = clients.get(context);
   if (!client) {
     client = createHttpClient({
@@ -129,7 +128,7 @@ function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPo
 }
 
 async function readInteraction(
-  http: KyInstance,
+  http: HttpClient,
   path: string,
   method: "get" | "post",
 ): Promise<{ raw: unknown; interaction: WireInteraction }> {

@@ -4,7 +4,6 @@
  * else reconnect with `last_event_id`), and poll with backoff when resuming fails or is
  * refused, so that the report is never lost (WIRE.md §8).
  */
-import type { KyInstance } from "ky";
 import {
   IndeterminateSubmissionError,
   ProviderUnavailableError,
@@ -12,7 +11,7 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
-import { submitOnce } from "../../src/transport/http.js";
+import { type HttpClient, submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
@@ -45,7 +44,7 @@ export interface AttachPoint {
 
 export interface SessionInit {
   context: ProviderContext;
-  http: KyInstance;
+  http: HttpClient;
   /** Catalog id, `gemini:<agent>`. */
   model: string;
   includeThinking: boolean;

@@ -4,7 +4,6 @@
  * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
  * with a status line and no job id (429, 503) may be retried by the core.
  */
-import type { KyInstance } from "ky";
 import {
   IndeterminateSubmissionError,
   InvalidRequestError,
@@ -26,6 +25,7 @@ import {
   createHttpClient,
   errorFromFailure,
   failureFromResponse,
+  type HttpClient,
   type HttpFailure,
   submitOnce,
   toTransportError,
@@ -84,7 +84,7 @@ function classify(failure: HttpFailure): SondeError | undefined {
   return undefined;
 }
 
-function client(context: ProviderContext): KyInstance {
+function client(context: ProviderContext): HttpClient {
   const baseURL = context.settings.baseURL;
   if (!baseURL) throw missingBaseURL();
   return createHttpClient({
@@ -122,7 +122,7 @@ function pollTarget(context: ProviderContext, jobId: string, pollUrl: unknown): 
   return jobPath(jobId);
 }
 
-function pollOnce(http: KyInstance, target: string | URL, context: ProviderContext, signal?: AbortSignal) {
+function pollOnce(http: HttpClient, target: string | URL, context: ProviderContext, signal?: AbortSignal) {
   return getJson(http, target, { provider: "hosted", clock: context.clock, signal });
 }
 
@@ -184,7 +184,7 @@ class HostedSession implements EngineSession {
     });
   }
 
-  async #invoke(http: KyInstance, signal: AbortSignal): Promise<{ invocation: Invocation; raw: unknown }> {
+  async #invoke(http: HttpClient, signal: AbortSignal): Promise<{ invocation: Invocation; raw: unknown }> {
     const request = this.#init.request!;
     return submitOnce("hosted", signal, async () => {
       const response = await http.post(`v1/agents/${encodeURIComponent(request.providerModel)}/invoke`, {

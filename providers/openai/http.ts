@@ -1,12 +1,11 @@
 /**
- * The OpenAI ky instance: base URL, auth and organization headers, and the error
+ * The OpenAI HTTP client: base URL, auth and organization headers, and the error
  * mapping OpenAI needs beyond status codes.
  */
-import type { KyInstance } from "ky";
 import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient, type HttpFailure } from "../../src/transport/http.js";
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
@@ -29,7 +28,7 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   return undefined;
 }
 
-export function openaiHttp(context: ProviderContext): KyInstance {
+export function openaiHttp(context: ProviderContext): HttpClient {
   const settings = context.settings as {
     apiKey?: string;
     baseURL?: string;

@@ -4,7 +4,6 @@
  * the first chunk stands in for a job id. A drop ends the job: Sonde never resends a
  * request that may already be running and billing upstream.
  */
-import type { KyInstance } from "ky";
 import { findModel } from "../../catalog/index.js";
 import {
   InvalidRequestError,
@@ -28,6 +27,7 @@ import type { JobRef } from "../../src/ref.js";
 import {
   createHttpClient,
   errorFromFailure,
+  type HttpClient,
   type HttpFailure,
   submitOnce,
   toTransportError,
@@ -75,7 +75,7 @@ function classify(failure: HttpFailure): SondeError | undefined {
   return undefined;
 }
 
-function client(context: ProviderContext, forGet = false): KyInstance {
+function client(context: ProviderContext, forGet = false): HttpClient {
   const { settings } = context;
   return createHttpClient({
     provider: "openrouter",

@@ -1,13 +1,12 @@
 /**
- * Perplexity's ky instance (base URL, bearer auth) and its readings of error bodies
+ * Perplexity's HTTP client (base URL, bearer auth) and its readings of error bodies
  * (providers/perplexity/WIRE.md §8): `{"error":{"message","type","code"}}` with an integer
  * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
  */
-import type { KyInstance } from "ky";
 import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient, type HttpFailure } from "../../src/transport/http.js";
 
 export const defaultBaseURL = "https://api.perplexity.ai";
 export const RETIRED_MODEL = "perplexity:sonar-deep-research";
@@ -33,7 +32,7 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   return undefined;
 }
 
-export function perplexityHttp(context: ProviderContext): KyInstance {
+export function perplexityHttp(context: ProviderContext): HttpClient {
   return createHttpClient({
     provider: "perplexity",
     baseURL: context.settings.baseURL ?? defaultBaseURL,

@@ -1,6 +1,6 @@
 /**
  * The chat client for real endpoints: OpenAI-compatible `POST /chat/completions`,
- * non-streaming, through the shared ky client (typed errors, Retry-After). A call that
+ * non-streaming, through the shared HTTP client (typed errors, Retry-After). A call that
  * got a 429/5xx status line is retried under the client's retry policy; a call that got
  * no answer at all is not resent (it may have been billed).
  */

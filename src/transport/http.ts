@@ -1,4 +1,3 @@
-import ky, { HTTPError, isHTTPError, type KyInstance } from "ky";
 import {
   AuthenticationError,
   IndeterminateSubmissionError,
@@ -114,38 +113,127 @@ export async function failureFromResponse(
   };
 }
 
-/**
- * One ky instance per provider: base URL, auth headers, typed errors from a
- * `beforeError` hook. No ky-level retries at all: reconnects and polls retry under
- * the job's own p-retry policy, and a job-creating POST is never retried blindly.
- */
-export function createHttpClient(options: HttpClientOptions): KyInstance {
-  const headers = Object.fromEntries(
-    Object.entries(options.headers).filter((entry): entry is [string, string] => entry[1] !== undefined),
-  );
-  return ky.create({
-    prefix: options.baseURL,
-    headers,
-    fetch: options.fetch,
-    retry: 0,
-    timeout: options.timeoutMs ?? 60_000,
-    throwHttpErrors: true,
-    hooks: {
-      beforeError: [
-        async ({ error }) => {
-          if (!isHTTPError(error)) return error;
-          const failure = await failureFromResponse(
-            options.provider,
-            error.response,
-            error.data,
-            options.clock,
-          );
-          const mapped = options.classify?.(failure) ?? errorFromFailure(failure);
-          return mapped;
-        },
-      ],
-    },
+/** Per-call options of an {@link HttpClient} request. */
+export interface HttpRequestOptions {
+  /** Sent as the JSON body, with `content-type: application/json`. */
+  json?: unknown;
+  /** Appended to the URL's query; `undefined` values are left out. */
+  searchParams?: Record<string, string | number | boolean | undefined>;
+  /** Merged over the client's headers; `undefined` removes one. */
+  headers?: Record<string, string | undefined>;
+  signal?: AbortSignal | undefined;
+  /** `false`: a non-2xx response is returned instead of thrown. @defaultValue true */
+  throwHttpErrors?: boolean;
+}
+
+/** A response promise whose `.json()` asks for JSON and reads the body within the timeout. */
+export interface ResponsePromise extends Promise<Response> {
+  json<T = unknown>(): Promise<T>;
+}
+
+/** One provider's HTTP client: base URL, auth headers and typed errors over `fetch`. */
+export interface HttpClient {
+  get(input: string | URL, options?: HttpRequestOptions): ResponsePromise;
+  post(input: string | URL, options?: HttpRequestOptions): ResponsePromise;
+  delete(input: string | URL, options?: HttpRequestOptions): ResponsePromise;
+}
+
+/** What a request that got no response headers in time rejects with. */
+function timeoutError(request: Request, ms: number): Error {
+  return Object.assign(new Error(`Request timed out after ${ms} ms: ${request.method} ${request.url}`), {
+    name: "TimeoutError",
   });
+}
+
+/** Rejects with a timeout error (and aborts the request) unless `work` settles within `ms`. */
+function within<T>(work: Promise<T>, ms: number, request: Request, abort: AbortController): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      abort.abort();
+      reject(timeoutError(request, ms));
+    }, ms);
+    work.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/** An error body as text, parsed when it says it is JSON (`*\/json`, `*+json`); undefined when empty or unreadable. */
+async function errorBody(response: Response, ms: number, request: Request, abort: AbortController) {
+  let text: string;
+  try {
+    text = await within(response.text(), ms, request, abort);
+  } catch {
+    return undefined;
+  }
+  if (!text) return undefined;
+  const type = (response.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  if (!/\/(?:.*[.+-])?json$/.test(type)) return text;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function requestFor(
+  options: HttpClientOptions,
+  method: string,
+  input: string | URL,
+  init: HttpRequestOptions,
+  signal: AbortSignal,
+) {
+  const url =
+    typeof input === "string"
+      ? new URL(`${options.baseURL.replace(/\/+$/, "")}/${input.replace(/^\/+/, "")}`)
+      : new URL(input);
+  for (const [key, value] of Object.entries(init.searchParams ?? {}))
+    if (value !== undefined) url.searchParams.append(key, String(value));
+  const headers = new Headers();
+  for (const [key, value] of Object.entries({ ...options.headers, ...init.headers }))
+    if (value !== undefined) headers.set(key, value);
+  if (init.json !== undefined && !headers.has("content-type"))
+    headers.set("content-type", "application/json");
+  return new Request(url, {
+    method,
+    headers,
+    signal,
+    ...(init.json !== undefined && { body: JSON.stringify(init.json) }),
+  });
+}
+
+/**
+ * One client per provider over the injected `fetch`: base URL, auth headers, a timeout on
+ * the response headers, typed errors from `classify` (else the status-code mapping). It
+ * never retries: reconnects and polls retry under the job's own policy, and a job-creating
+ * POST is never resent blindly. (Plain `fetch` rather than a wrapper library: this is all
+ * Sonde asked of one, and a library's feature detection cost ~30 ms of cold import.)
+ */
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const send = (method: string, input: string | URL, init: HttpRequestOptions = {}): ResponsePromise => {
+    const abort = new AbortController();
+    const signal = init.signal ? AbortSignal.any([init.signal, abort.signal]) : abort.signal;
+    const request = requestFor(options, method, input, init, signal);
+    // `.json()` may set Accept before the request leaves: send it a microtask later.
+    const response = Promise.resolve().then(async () => {
+      const answer = await within(options.fetch(request), timeoutMs, request, abort);
+      if (answer.ok || init.throwHttpErrors === false) return answer;
+      const body = await errorBody(answer, timeoutMs, request, abort);
+      const failure = await failureFromResponse(options.provider, answer, body, options.clock);
+      throw options.classify?.(failure) ?? errorFromFailure(failure);
+    });
+    return Object.assign(response, {
+      json: async <T>() => {
+        if (!request.headers.has("accept")) request.headers.set("accept", "application/json");
+        const text = await within((await response).text(), timeoutMs, request, abort);
+        return JSON.parse(text) as T;
+      },
+    });
+  };
+  return {
+    get: (input, init) => send("GET", input, init),
+    post: (input, init) => send("POST", input, init),
+    delete: (input, init) => send("DELETE", input, init),
+  };
 }
 
 /**
@@ -159,8 +247,6 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
     return signal.reason instanceof SondeError
       ? signal.reason
       : new JobAbortedError("aborted", signal.reason);
-  if (error instanceof HTTPError)
-    return new ProviderUnavailableError(`${provider}: ${error.message}`, { provider });
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }

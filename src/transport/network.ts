@@ -56,7 +56,7 @@ function codeOf(error: unknown): string | undefined {
 
 /**
  * The code of the failure that proves nothing was sent, found along the cause chain
- * (ky's `NetworkError` wraps undici's `TypeError: fetch failed`, which wraps the socket's
+ * (undici's `TypeError: fetch failed` wraps the socket's
  * error), or undefined when the request may have been received.
  */
 export function neverSentCode(error: unknown): string | undefined {

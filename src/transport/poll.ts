@@ -1,7 +1,6 @@
-import type { KyInstance } from "ky";
 import type { ProviderName } from "../events.js";
 import type { RetryPolicy, WireEvent } from "../provider.js";
-import { toTransportError } from "./http.js";
+import { type HttpClient, toTransportError } from "./http.js";
 import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
 
 export interface Polled<T> {
@@ -23,7 +22,7 @@ export interface PollOptions<T> {
 
 /** One GET of a JSON resource, with the server's `Retry-After` read off the response. */
 export async function getJson(
-  http: KyInstance,
+  http: HttpClient,
   target: string | URL,
   options: { provider: ProviderName; clock: () => Date; signal?: AbortSignal | undefined },
 ): Promise<Polled<unknown>> {

@@ -154,7 +154,7 @@ describe("a job submission that never left", () => {
         },
       });
       const job = start(`http://api.openai.invalid:${port}/v1`, {
-        // ky hands fetch a Request of Node's own undici; rebuild it for the injected dispatcher.
+        // the HTTP client hands fetch a Request of Node's own undici; rebuild it for the injected dispatcher.
         fetch: (async (input: Request) =>
           undiciFetch(input.url, {
             method: input.method,

@@ -3,10 +3,11 @@
  * paths, how it cites, how it charges, and how it words a lost submission. The protocol
  * module (events, items, resume, snapshots, polling) is the same for every provider.
  */
-import type { KyInstance } from "ky";
+
 import type { SondeError } from "../../errors.js";
 import type { Citation, ProviderName } from "../../events.js";
 import type { ProviderContext, UsageReport } from "../../provider.js";
+import type { HttpClient } from "../../transport/http.js";
 import type { SourceIndex } from "./text.js";
 import type { CountedUsage } from "./usage.js";
 import type { WireUsage } from "./wire.js";
@@ -33,7 +34,7 @@ export interface ResponsesDialect {
 
 /** The provider's endpoints and the readings of its HTTP failures that the protocol acts on. */
 export interface ResponsesEndpoints {
-  http(context: ProviderContext): KyInstance;
+  http(context: ProviderContext): HttpClient;
   /** `responses` (OpenAI), `v1/agent` (Perplexity): relative to the base URL. */
   createPath(context: ProviderContext): string;
   /** `GET` snapshot / re-stream path of one response. */

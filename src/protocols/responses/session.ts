@@ -5,7 +5,6 @@
  * the server refuses to stream an old response, or when resumed streams keep ending
  * without a terminal event. The provider's engine supplies paths, HTTP client and dialect.
  */
-import type { KyInstance } from "ky";
 import type { ModelInfo } from "../../../catalog/schema.js";
 import { IndeterminateSubmissionError, SondeError, StreamInterruptedError } from "../../errors.js";
 import type {
@@ -15,7 +14,7 @@ import type {
   ProviderContext,
   WireEvent,
 } from "../../provider.js";
-import { submitOnce } from "../../transport/http.js";
+import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { parseData, readSseBatches } from "../../transport/sse.js";
@@ -66,7 +65,7 @@ export class ResponsesSession implements EngineSession {
   readonly #engine: ResponsesEngine;
   readonly #provider: ResponsesEngine["dialect"]["provider"];
   readonly #context: ProviderContext;
-  readonly #http: KyInstance;
+  readonly #http: HttpClient;
   readonly #mapper: ResponseMapper;
   readonly #body: Record<string, unknown> | undefined;
   readonly #pollOnly: boolean;

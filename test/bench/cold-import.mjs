@@ -1,0 +1,55 @@
+/**
+ * Cold import bench (`npm run bench`, or `node test/bench/cold-import.mjs` after a build):
+ * each run is a fresh Node process that times one dynamic `import()` of dist. The machine is
+ * shared, so every round runs `sonde`, `sonde/core` + one engine, and zod (the peer every
+ * Sonde app loads anyway, a fixed yardstick) back to back, rotating which goes first; it
+ * prints medians and each one's ratio to zod's median in the same run.
+ *
+ * Env: BENCH_IMPORT_RUNS (15).
+ */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 15);
+
+const targets = {
+  'import("sonde")': [`${root}dist/index.js`],
+  "sonde/core + openai": [`${root}dist/core.js`, `${root}dist/providers/openai.js`],
+  'import("zod")': ["zod"],
+};
+
+/** Times the imports in a fresh process, from the first `import()` to the last one settled. */
+async function once(specifiers) {
+  const script = `const t = performance.now(); for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log(performance.now() - t);`;
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
+  return Number(stdout.trim());
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+const names = Object.keys(targets);
+const times = Object.fromEntries(names.map((name) => [name, []]));
+for (let round = 0; round < RUNS; round++) {
+  // Rotate the order so drift on a shared machine falls on every target alike.
+  for (let i = 0; i < names.length; i++) {
+    const name = names[(round + i) % names.length];
+    times[name].push(await once(targets[name]));
+  }
+}
+const zod = median(times['import("zod")']);
+console.log(`\nCold import, median of ${RUNS} fresh processes each (target: import("sonde") < 50 ms):`);
+console.table(
+  names.map((name) => ({
+    import: name,
+    "median ms": median(times[name]).toFixed(1),
+    "min ms": Math.min(...times[name]).toFixed(1),
+    "× zod": (median(times[name]) / zod).toFixed(2),
+  })),
+);
