@@ -1,12 +1,14 @@
 import { gemini } from "./gemini.js";
 import { hosted } from "./hosted.js";
 import type { modelIds } from "./ids.js";
+import { findIn, listIn, type ModelFilter, nearestIn } from "./lookup.js";
 import { openai } from "./openai.js";
 import { openrouter } from "./openrouter.js";
 import { perplexity } from "./perplexity.js";
 import { portable } from "./portable.js";
-import { Catalog, type ModelInfo, type ToolType } from "./schema.js";
+import { Catalog, type ModelInfo } from "./schema.js";
 
+export { distance, type ModelFilter } from "./lookup.js";
 export * from "./schema.js";
 
 /** Every research model Sonde knows, validated once at load. */
@@ -25,27 +27,8 @@ export function knownModelIds(): string[] {
  */
 export type ModelId = (typeof modelIds)[number] | `portable:${string}/${string}` | (string & {});
 
-export interface ModelFilter {
-  provider?: ModelInfo["provider"];
-  /** Only models with all of these capabilities (boolean flags) true. */
-  capabilities?: Partial<Record<Exclude<keyof ModelInfo["capabilities"], "tools">, boolean>>;
-  /** Only models that accept this tool. */
-  tool?: ToolType;
-  /** Leave out retired models (default false: the catalog lists them so errors can name replacements). */
-  excludeRetired?: boolean;
-}
-
 export function listModels(filter: ModelFilter = {}): ModelInfo[] {
-  return models.filter((m) => {
-    if (filter.provider && m.provider !== filter.provider) return false;
-    if (filter.tool && !m.capabilities.tools.includes(filter.tool)) return false;
-    if (filter.excludeRetired && m.lifecycle.stage === "retired") return false;
-    for (const [key, want] of Object.entries(filter.capabilities ?? {})) {
-      if (want !== undefined && m.capabilities[key as keyof typeof filter.capabilities] !== want)
-        return false;
-    }
-    return true;
-  });
+  return listIn(models, filter);
 }
 
 /**
@@ -54,19 +37,7 @@ export function listModels(filter: ModelFilter = {}): ModelInfo[] {
  * are those of the request, so family members keep their own names.
  */
 export function findModel(id: string): ModelInfo | undefined {
-  const exact = models.find((m) => m.id === id);
-  if (exact) return exact;
-  const colon = id.indexOf(":");
-  if (colon < 1) return undefined;
-  const provider = id.slice(0, colon);
-  const name = id.slice(colon + 1);
-  // A dated snapshot keeps its own name on the wire: pinning a snapshot is the point of asking for one.
-  const alias = models.find((m) => m.provider === provider && m.aliases?.includes(name));
-  if (alias) return { ...alias, model: name };
-  const family = models.find(
-    (m) => m.id.endsWith("*") && id.startsWith(m.id.slice(0, -1)) && name.length > 0,
-  );
-  return family && { ...family, id, model: name };
+  return findIn(models, id);
 }
 
 /**
@@ -74,28 +45,5 @@ export function findModel(id: string): ModelInfo | undefined {
  * Retired models are left out: a suggestion must be a model the user can start.
  */
 export function nearestModels(id: string, limit = 3): string[] {
-  const target = id.toLowerCase();
-  return models
-    .filter((m) => !m.id.endsWith("*") && m.lifecycle.stage !== "retired")
-    .map((m) => ({ id: m.id, distance: distance(target, m.id.toLowerCase()) }))
-    .sort((a, b) => a.distance - b.distance)
-    .slice(0, limit)
-    .map((m) => m.id);
-}
-
-/** @internal Edit distance (Levenshtein); also ranks misspelt client options. */
-export function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(
-        previous[j]! + 1,
-        row[j - 1]! + 1,
-        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = row;
-  }
-  return previous[b.length]!;
+  return nearestIn(models, id, limit);
 }

@@ -6,7 +6,7 @@ import { resolve } from "node:path";
 //    BUDGET_KB min+gz, measured as what loads up front (entry + static chunks; lazy
 //    `import()`s split off as a bundler does). The goal is 30 KB; today every engine is over
 //    it (core + OpenAI ~44 KB: the job machinery with spend cap, telemetry and ref binding
-//    ~10 KB, ky ~6 KB, the whole catalog ~5 KB), so the budget holds the line at 46 KB
+//    ~10 KB, the whole catalog ~5 KB), so the budget holds the line at 46 KB
 //    against growth until core is trimmed, and the output says which engines meet 30. Or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
 //    (the portable engine's file store loads its built-ins lazily, on first use).
@@ -52,11 +52,15 @@ async function bundle(name, source) {
   };
   visit(entry);
   const code = Buffer.concat([...upFront].map((path) => Buffer.from(files.get(resolve(root, path)))));
-  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports };
+  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports, text: code.toString() };
 }
 
 let failed = false;
 const kb = (bytes) => (bytes / 1024).toFixed(1);
+
+const { models } = await import("../dist/catalog.js");
+/** Catalog entries an engine's bundle may hold besides its own: OpenRouter names Perplexity's as replacements. */
+const alsoCatalog = { openrouter: ["perplexity"] };
 
 const engines = ["openai", "gemini", "openrouter", "perplexity", "hosted"];
 for (const engine of engines) {
@@ -70,6 +74,14 @@ for (const engine of engines) {
   console.log(
     `${over ? "FAIL" : "ok  "} core + ${engine}: ${kb(one.min)} KB min, ${kb(one.gzip)} KB min+gz, ${goal} (budget ${BUDGET_KB} KB, zod excluded)`,
   );
+  // The catalog is data: an app using one engine must not ship every engine's models.
+  const foreign = models.filter(
+    (m) => m.provider !== engine && !alsoCatalog[engine]?.includes(m.provider) && one.text.includes(`"${m.id}"`),
+  );
+  if (foreign.length > 0) {
+    failed = true;
+    console.log(`FAIL core + ${engine} bundles other engines' catalog entries: ${foreign.map((m) => m.id).join(", ")}`);
+  }
 }
 
 const main = await bundle("main", `export { Sonde } from "./dist/index.js";`);

@@ -3,7 +3,7 @@
  * `organisation`) would otherwise be ignored silently and surface much later as "no key";
  * it is rejected at once with the nearest valid key. A new option is one line here.
  */
-import { distance } from "../catalog/index.js";
+import { distance } from "../catalog/lookup.js";
 import { InvalidRequestError } from "./errors.js";
 
 const engine = ["apiKey", "baseURL", "previousApiKeys"];

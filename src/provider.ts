@@ -180,6 +180,11 @@ export type CancelReport = Omit<CancelOutcome, "usage"> & { usage?: UsageReport 
 export interface ResearchAdapter {
   readonly specVersion: typeof specVersion;
   readonly provider: ProviderName;
+  /**
+   * This engine's catalog entries (`catalog/<provider>.ts`): a client knows the models of the
+   * engines it was built with, so an app bundles only those engines' catalog.
+   */
+  readonly models: readonly ModelInfo[];
   /** Optional request fields this engine honours; any other field that is set is rejected. */
   readonly supports: readonly RequestOption[];
   /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */

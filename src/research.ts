@@ -1,4 +1,5 @@
-import { findModel, listModels, type ModelFilter, type ModelInfo } from "../catalog/index.js";
+import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
+import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
@@ -48,6 +49,16 @@ export interface AttachOptions extends RefCallOptions {
   repeatInterruptedCalls?: boolean;
 }
 
+/** The catalog's order of engines, which `listModels()` keeps whatever order adapters come in. */
+const catalogOrder: readonly ProviderName[] = [
+  "openai",
+  "gemini",
+  "openrouter",
+  "perplexity",
+  "hosted",
+  "portable",
+];
+
 const envNames: Partial<Record<ProviderName, string>> = {
   openai: "OPENAI_API_KEY",
   gemini: "GEMINI_API_KEY",
@@ -61,6 +72,8 @@ export class ResearchNamespace {
   readonly #clock: () => Date;
   readonly #contextFor: (provider: ProviderName) => ProviderContext;
   readonly #adapters: Partial<Record<ProviderName, ResearchAdapter>>;
+  /** The catalog entries of this client's engines, in the catalog's provider order. */
+  readonly #models: readonly ModelInfo[];
   readonly #owner: string | undefined;
   readonly #telemetry: SondeTelemetry | undefined;
 
@@ -73,6 +86,7 @@ export class ResearchNamespace {
     adapters: Partial<Record<ProviderName, ResearchAdapter>>;
   }) {
     this.#adapters = options.adapters;
+    this.#models = catalogOrder.flatMap((provider) => options.adapters[provider]?.models ?? []);
     this.#clock = options.clock;
     this.#contextFor = options.contextFor;
     this.#owner = checkOwner(options.owner, "the client's owner option");
@@ -213,9 +227,9 @@ export class ResearchNamespace {
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 
-  /** Catalog models, filtered by provider and capability. No network. */
+  /** The catalog models of this client's engines, filtered by provider and capability. No network. */
   listModels(filter?: ModelFilter): ModelInfo[] {
-    return listModels(filter);
+    return listIn(this.#models, filter);
   }
 
   /**
@@ -242,6 +256,7 @@ export class ResearchNamespace {
 
   #resolve(request: ResearchRequest): ResolvedRequest {
     return resolveRequest(request, {
+      models: this.#models,
       clock: this.#clock,
       adapterFor: (provider) => this.#adapters[provider],
       contextFor: (provider) => this.#contextFor(provider),
@@ -268,7 +283,9 @@ export class ResearchNamespace {
   }
 
   #modelOf(ref: JobRef): ModelInfo {
-    const info = findModel(ref.model);
+    // A ref of an engine this client lacks: say which engine to add, before "unknown model".
+    this.#adapter(ref.provider);
+    const info = findIn(this.#models, ref.model);
     if (!info || info.provider !== ref.provider) {
       throw new InvalidRefError(
         "model",

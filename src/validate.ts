@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { findModel, nearestModels } from "../catalog/index.js";
+import { findIn, nearestIn } from "../catalog/lookup.js";
 import type { ModelInfo, ToolType } from "../catalog/schema.js";
 import {
   InvalidRequestError,
@@ -62,6 +62,13 @@ function providerOf(model: string): ProviderName | undefined {
   );
 }
 
+function engineMissing(provider: ProviderName): UnsupportedOptionError {
+  return new UnsupportedOptionError(
+    "model",
+    `The ${provider} engine is not available in this build of Sonde. Import "sonde/providers/${provider}" or pick another model.`,
+  );
+}
+
 /**
  * Validates a request against the schema, the catalog (existence, lifecycle by the
  * injected clock, capabilities) and the engine, before anything touches the network.
@@ -69,6 +76,8 @@ function providerOf(model: string): ProviderName | undefined {
 export function resolveRequest(
   input: unknown,
   options: {
+    /** The catalog entries of the client's engines. */
+    models: readonly ModelInfo[];
     clock: () => Date;
     adapterFor: (provider: ProviderName) => ResearchAdapter | undefined;
     contextFor: (provider: ProviderName) => Pick<ProviderContext, "settings" | "extras">;
@@ -79,9 +88,12 @@ export function resolveRequest(
     throw new InvalidRequestError(`Invalid research request: ${describeIssues(parsed.error)}.`);
   }
   const request = parsed.data;
-  const info = findModel(request.model);
+  const info = findIn(options.models, request.model);
   const provider = providerOf(request.model);
-  if (!info || !provider) throw new UnknownModelError(request.model, nearestModels(request.model));
+  // An engine's models are known only to clients built with it: name the engine to add.
+  if (!info && provider && !options.adapterFor(provider)) throw engineMissing(provider);
+  if (!info || !provider)
+    throw new UnknownModelError(request.model, nearestIn(options.models, request.model));
 
   const { lifecycle } = info;
   const shutdown = lifecycle.shutdownAt ? Date.parse(lifecycle.shutdownAt) : undefined;
@@ -93,12 +105,7 @@ export function resolveRequest(
   }
 
   const adapter = options.adapterFor(provider);
-  if (!adapter) {
-    throw new UnsupportedOptionError(
-      "model",
-      `The ${provider} engine is not available in this build of Sonde. Import "sonde/providers/${provider}" or pick another model.`,
-    );
-  }
+  if (!adapter) throw engineMissing(provider);
 
   for (const [key, value] of Object.entries(request) as [keyof typeof request, unknown][]) {
     if (key === "model" || key === "query" || value === undefined) continue;

@@ -2,7 +2,9 @@
  * The Gemini engine: Deep Research agents over the Interactions API
  * (WIRE.md), steps schema, `Api-Revision: 2026-05-20`.
  */
+
 import { z } from "zod";
+import { gemini } from "../../catalog/gemini.js";
 import { InvalidRefError, SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
 import {
@@ -146,6 +148,7 @@ const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;
  */
 export const geminiAdapter: ResearchAdapter = {
   specVersion,
+  models: gemini,
   provider: "gemini",
   supports: ["instructions", "asOf", "output", "tools", "reasoning", "previousJobId"],
 

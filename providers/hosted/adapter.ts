@@ -4,6 +4,7 @@
  * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
  * with a status line and no job id (429, 503) may be retried by the core.
  */
+import { hosted } from "../../catalog/hosted.js";
 import {
   IndeterminateSubmissionError,
   InvalidRequestError,
@@ -259,6 +260,7 @@ function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
 
 export const hostedAdapter: ResearchAdapter = {
   specVersion,
+  models: hosted,
   provider: "hosted",
   // The service takes a prompt only: files, documents, provider tools, metadata and result
   // limits are not in `supports`, so the core rejects them before anything is sent or billed.

@@ -4,6 +4,7 @@
  * does not, cancelled with `POST /v1/responses/{id}/cancel`. The protocol is
  * src/protocols/responses; this file gives it OpenAI's paths, client and usage reading.
  */
+import { openai } from "../../catalog/openai.js";
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
@@ -32,6 +33,7 @@ export const openaiEngine: ResponsesEngine = {
 
 export const openaiAdapter: ResearchAdapter = responsesAdapter({
   engine: openaiEngine,
+  models: openai,
   supports: supportedOptions,
   validate: (request) => validateRequest(request),
   createBody: (request) => createBody(request),

@@ -4,7 +4,8 @@
  * the first chunk stands in for a job id. A drop ends the job: Sonde never resends a
  * request that may already be running and billing upstream.
  */
-import { findModel } from "../../catalog/index.js";
+import { findIn } from "../../catalog/lookup.js";
+import { openrouter } from "../../catalog/openrouter.js";
 import {
   InvalidRequestError,
   JobNotFoundError,
@@ -240,6 +241,7 @@ const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 
 export const openrouterAdapter: ResearchAdapter = {
   specVersion,
+  models: openrouter,
   provider: "openrouter",
   supports: ["instructions", "asOf", "output", "reasoning"],
 
@@ -290,7 +292,7 @@ export const openrouterAdapter: ResearchAdapter = {
             ? "incomplete"
             : "completed";
     const reasoning = data.native_tokens_reasoning ?? 0;
-    const internal = findModel(ref.model)?.pricing.internalReasoningPerM !== undefined;
+    const internal = findIn(openrouter, ref.model)?.pricing.internalReasoningPerM !== undefined;
     const completion = data.native_tokens_completion ?? data.tokens_completion;
     return {
       provider: "openrouter",
@@ -311,7 +313,7 @@ export const openrouterAdapter: ResearchAdapter = {
   },
 
   async cancel(ref): Promise<CancelOutcome> {
-    const model = findModel(ref.model)?.model ?? ref.model.replace(/^openrouter:/, "");
+    const model = findIn(openrouter, ref.model)?.model ?? ref.model.replace(/^openrouter:/, "");
     const upstream = upstreamOf(model);
     const detail = keepsBillingAfterAbort.has(upstream)
       ? `OpenRouter has no cancel endpoint, so Sonde closed the connection. ${upstream} does not stop on a disconnect: the run keeps processing and is billed in full.`

@@ -5,7 +5,9 @@
  * Perplexity retired them is unconfirmed, so the catalog names a replacement and this turns
  * that answer into an error that names it instead of a bare "pick another model".
  */
-import { listModels } from "../../catalog/index.js";
+import { listIn } from "../../catalog/lookup.js";
+import { openrouter } from "../../catalog/openrouter.js";
+import { perplexity } from "../../catalog/perplexity.js";
 import type { ModelInfo } from "../../catalog/schema.js";
 import { ModelUnavailableError, SondeError } from "../../src/errors.js";
 
@@ -23,7 +25,8 @@ function alternativesOf(info: ModelInfo): string[] {
   const replacement = info.lifecycle.replacement;
   if (!replacement) return [];
   const provider = replacement.slice(0, replacement.indexOf(":")) as ModelInfo["provider"];
-  const siblings = listModels({ provider, excludeRetired: true })
+  // OpenRouter's entries name replacements on OpenRouter or Perplexity: the only lists to look in.
+  const siblings = listIn([...openrouter, ...perplexity], { provider, excludeRetired: true })
     .map((m) => m.id)
     .filter((id) => id !== replacement && !id.endsWith("*"));
   return [replacement, ...siblings];

@@ -6,6 +6,7 @@
  * gives it Perplexity's paths, client, `[web:N]` citations and `usage.cost`.
  * The create has no idempotency key: it is sent once, ever (a 5xx too is indeterminate).
  */
+import { perplexity } from "../../catalog/perplexity.js";
 import { ModelRetiredError } from "../../src/errors.js";
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
@@ -49,6 +50,7 @@ export const perplexityEngine: ResponsesEngine = {
 
 const agent = responsesAdapter({
   engine: perplexityEngine,
+  models: perplexity,
   supports: supportedOptions,
   validate: validateRequest,
   createBody,

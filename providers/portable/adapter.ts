@@ -3,6 +3,7 @@
  * log and receipts in a job store; `connect` follows the log from a cursor while the
  * in-process runner extends it. Cursors are log indexes (numeric, ranked).
  */
+import { portable } from "../../catalog/portable.js";
 import {
   IdempotencyConflictError,
   InvalidRefError,
@@ -281,6 +282,7 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
  */
 export const portableAdapter: ResearchAdapter = {
   specVersion,
+  models: portable,
   provider: "portable",
   supports: ["instructions", "asOf", "output", "tools", "sources", "budget", "idempotencyKey"],
 

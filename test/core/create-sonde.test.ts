@@ -4,9 +4,13 @@
  */
 import { setupServer } from "msw/node";
 import { afterEach, expect, it } from "vitest";
+import { Catalog, listModels } from "../../catalog/index.js";
 import { openaiAdapter } from "../../providers/openai/index.js";
+import { perplexityAdapter } from "../../providers/perplexity/index.js";
 import { createSonde } from "../../src/core.js";
-import { InvalidRequestError, UnsupportedOptionError } from "../../src/errors.js";
+import { InvalidRefError, InvalidRequestError, UnsupportedOptionError } from "../../src/errors.js";
+import { Sonde } from "../../src/index.js";
+import { adapters } from "../../src/registry.js";
 import { providerHandlers } from "../../src/testing/msw/index.js";
 
 let server: ReturnType<typeof setupServer> | undefined;
@@ -42,4 +46,32 @@ it("says which import is missing for an engine it was not given", () => {
 it("refuses two different adapters for one provider", () => {
   const twin = { ...openaiAdapter };
   expect(() => createSonde({ adapters: [openaiAdapter, twin] })).toThrow(InvalidRequestError);
+});
+
+it("knows the models of the engines it was given, in the catalog's order, each as the catalog validates it", () => {
+  const client = createSonde({ adapters: [perplexityAdapter, openaiAdapter], env: {} });
+  const ids = client.research.listModels().map((m) => m.id);
+  expect(ids).toEqual(
+    listModels()
+      .filter((m) => m.provider === "openai" || m.provider === "perplexity")
+      .map((m) => m.id),
+  );
+  // Every engine carries exactly its own entries of the full catalog, unchanged by validation.
+  for (const adapter of Object.values(adapters))
+    expect(Catalog.parse(adapter.models)).toEqual(listModels({ provider: adapter.provider }));
+  expect(new Sonde({ env: {} }).research.listModels()).toEqual(listModels());
+});
+
+it("names the engine to add for a ref of an engine it was not given, before any request", () => {
+  const client = createSonde({ adapters: [openaiAdapter], env: {} });
+  const ref = {
+    v: 1,
+    provider: "gemini",
+    model: "gemini:deep-research-preview-04-2026",
+    jobId: "interactions/abc",
+    createdAt: "2026-06-01T00:00:00Z",
+    resume: {},
+  } as const;
+  expect(() => client.research.attach(ref)).toThrow(InvalidRefError);
+  expect(() => client.research.attach(ref)).toThrow(/sonde\/providers\/gemini/);
 });

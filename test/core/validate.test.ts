@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { findModel } from "../../catalog/index.js";
+import { findModel, listModels } from "../../catalog/index.js";
 import {
   InvalidRequestError,
   ModelRetiredError,
@@ -15,6 +15,7 @@ const calls: string[] = [];
 const recording = (provider: "openai" | "gemini"): ResearchAdapter => ({
   specVersion: 1,
   provider,
+  models: listModels({ provider }),
   supports: ["instructions", "tools", "maxToolCalls", "reasoning", "previousJobId"],
   start() {
     calls.push("start");

@@ -37,6 +37,7 @@ function thrown(fn: () => unknown): unknown {
 const permissive = (provider: "openai" | "openrouter" | "perplexity"): ResearchAdapter => ({
   specVersion: 1,
   provider,
+  models: listModels({ provider }),
   supports: ["instructions", "tools", "reasoning", "previousJobId"],
   start() {
     throw new Error("network would start here");

@@ -4,7 +4,7 @@
  * provider (request body, validation, paths, dialect) comes from its options.
  */
 import { z } from "zod";
-import { findModel } from "../../../catalog/index.js";
+import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
 import { InvalidRefError, InvalidRequestError, ProviderUnavailableError } from "../../errors.js";
 import { isTerminal } from "../../events.js";
@@ -27,6 +27,8 @@ import { WireResponse } from "./wire.js";
 
 export interface ResponsesAdapterOptions {
   engine: ResponsesEngine;
+  /** The provider's catalog entries. */
+  models: readonly ModelInfo[];
   supports: readonly RequestOption[];
   validate?: ResearchAdapter["validate"];
   createBody(request: ResolvedRequest, context: ProviderContext): Record<string, unknown>;
@@ -114,7 +116,7 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
   const provider = dialect.provider;
 
   const modelOf = (ref: JobRef): ModelInfo => {
-    const info = findModel(ref.model);
+    const info = findIn(options.models, ref.model);
     if (info?.provider !== provider)
       throw new InvalidRefError(
         "model",
@@ -166,6 +168,7 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
   return {
     specVersion,
     provider,
+    models: options.models,
     supports: options.supports,
     ...(options.validate && { validate: options.validate }),
 
