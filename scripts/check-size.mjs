@@ -76,11 +76,14 @@ for (const engine of engines) {
   );
   // The catalog is data: an app using one engine must not ship every engine's models.
   const foreign = models.filter(
-    (m) => m.provider !== engine && !alsoCatalog[engine]?.includes(m.provider) && one.text.includes(`"${m.id}"`),
+    (m) =>
+      m.provider !== engine && !alsoCatalog[engine]?.includes(m.provider) && one.text.includes(`"${m.id}"`),
   );
   if (foreign.length > 0) {
     failed = true;
-    console.log(`FAIL core + ${engine} bundles other engines' catalog entries: ${foreign.map((m) => m.id).join(", ")}`);
+    console.log(
+      `FAIL core + ${engine} bundles other engines' catalog entries: ${foreign.map((m) => m.id).join(", ")}`,
+    );
   }
 }
 
