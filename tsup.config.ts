@@ -29,7 +29,13 @@ const shared: Options = {
 };
 
 export default defineConfig([
-  { ...shared, format: ["esm"] },
+  {
+    ...shared,
+    format: ["esm"],
+    // Bundled so that only SHA-256 is kept: loading @noble/hashes/sha2.js as a module builds its
+    // SHA-512 tables (BigInt) at import, several ms of every cold `import("sonde")`.
+    noExternal: ["@noble/hashes"],
+  },
   {
     ...shared,
     format: ["cjs"],
