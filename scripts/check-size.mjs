@@ -90,6 +90,11 @@ for (const engine of engines) {
 const main = await bundle("main", `export { Sonde } from "./dist/index.js";`);
 const builtins = main.imports.filter((i) => i.path.startsWith("node:") && i.kind === "import-statement");
 console.log(`info main entry (every engine): ${kb(main.min)} KB min, ${kb(main.gzip)} KB min+gz`);
+// The portable engine's research loop loads when a portable job first runs (providers/portable/adapter.ts).
+if (main.text.includes("no new call was made after it")) {
+  failed = true;
+  console.log("FAIL main entry loads the portable research loop up front");
+}
 if (builtins.length > 0) {
   failed = true;
   console.log(`FAIL main entry imports Node built-ins statically: ${builtins.map((i) => i.path).join(", ")}`);

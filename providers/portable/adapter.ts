@@ -24,8 +24,15 @@ import {
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
 import { storeCall } from "./errors.js";
 import { mapWire } from "./map.js";
-import { type Engine, existingRunner, type JobRunner, runnerFor, terminalStatusOf } from "./runner.js";
+import type { Engine, JobRunner } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
+
+/**
+ * The research loop (steps, verification, budgets), loaded when a job first runs, is read or
+ * is cancelled here: `import("sonde")` and validation need none of it, and it is the larger
+ * part of the engine.
+ */
+const loadRunner = () => import("./runner.js");
 
 /** Jobs and their receipts are kept this long (client clock). */
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -175,7 +182,7 @@ class PortableSession implements EngineSession {
     const after = cursor === undefined ? -1 : Number(cursor);
     this.#following++;
     try {
-      const runner = this.#runner(jobId);
+      const runner = this.#runner(jobId, (await loadRunner()).runnerFor);
       this.#lastRunner = runner;
       if (this.#repeatInterrupted) runner.authorizeRepeats();
       for await (const event of runner.follow(Number.isInteger(after) ? after : -1, signal)) {
@@ -186,7 +193,7 @@ class PortableSession implements EngineSession {
     }
   }
 
-  #runner(jobId: string) {
+  #runner(jobId: string, runnerFor: typeof import("./runner.js").runnerFor) {
     return runnerFor({
       store: this.#place.store,
       storeKey: this.#place.storeKey,
@@ -201,7 +208,9 @@ class PortableSession implements EngineSession {
 
   /** Pauses the loop here unless another job object in this process still follows it. */
   async detach(): Promise<void> {
-    if (this.#jobId) await existingRunner(this.#place.storeKey, this.#jobId)?.pause(this.#following);
+    if (!this.#jobId) return;
+    const { existingRunner } = await loadRunner();
+    await existingRunner(this.#place.storeKey, this.#jobId)?.pause(this.#following);
   }
 
   map(wire: WireEvent): MappedEvent[] {
@@ -321,7 +330,7 @@ export const portableAdapter: ResearchAdapter = {
     const place = placeOf(ref.model, resolveConfig(context));
     const record = await loadRecord(place, ref.jobId, context);
     const events = await storeCall(() => place.store.readEvents(ref.jobId));
-    const status = terminalStatusOf(events) ?? record.status;
+    const status = (await loadRunner()).terminalStatusOf(events) ?? record.status;
     const snapshot: SnapshotReport = {
       provider: "portable",
       model: record.model,
@@ -350,6 +359,7 @@ export const portableAdapter: ResearchAdapter = {
     const config = resolveConfig(context);
     const place = placeOf(ref.model, config);
     await loadRecord(place, ref.jobId, context);
+    const { runnerFor } = await loadRunner();
     const runner = runnerFor({
       store: place.store,
       storeKey: place.storeKey,

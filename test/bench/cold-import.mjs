@@ -5,7 +5,8 @@
  * Sonde app loads anyway, a fixed yardstick) back to back, rotating which goes first; it
  * prints medians and each one's ratio to zod's median in the same run.
  *
- * Env: BENCH_IMPORT_RUNS (15).
+ * Env: BENCH_IMPORT_RUNS (15); BENCH_IMPORT_BEFORE, the root of another build of Sonde (an
+ * older commit's, built) to time alongside in the same rounds.
  */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -14,11 +15,16 @@ import { promisify } from "node:util";
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 15);
+const before = process.env.BENCH_IMPORT_BEFORE;
 
 const targets = {
   'import("sonde")': [`${root}dist/index.js`],
   "sonde/core + openai": [`${root}dist/core.js`, `${root}dist/providers/openai.js`],
   'import("zod")': ["zod"],
+  ...(before && {
+    'before: import("sonde")': [`${before}/dist/index.js`],
+    "before: sonde/core + openai": [`${before}/dist/core.js`, `${before}/dist/providers/openai.js`],
+  }),
 };
 
 /** Times the imports in a fresh process, from the first `import()` to the last one settled. */
