@@ -53,6 +53,12 @@ export const portable: ModelInfo[] = [
     pricing: {
       inputPerM: 0,
       outputPerM: 0,
+      typicalJobUSD: {
+        low: 0,
+        high: 0,
+        verified: true,
+        basis: "offline: a scripted model over a bundled corpus, nothing is billed",
+      },
       verified: true,
       notes: "Runs locally against scripted responses; there is nothing to pay for.",
     },

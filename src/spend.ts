@@ -24,9 +24,17 @@ export interface CapCrossing {
   source: SpendSource;
 }
 
-/** Cents for dollar amounts, three significant digits below a dollar (caps of a few cents are common). */
+/**
+ * The one way Sonde writes an amount of money: cents from a dollar up (and for zero), three
+ * significant digits below a dollar (caps and running costs of a few cents are common), and
+ * never exponent notation for a fraction of a micro-dollar.
+ */
 export const dollars = (value: number): string =>
-  `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toPrecision(3)}`;
+  value >= 1 || value === 0
+    ? `$${value.toFixed(2)}`
+    : value < 0.000001
+      ? "<$0.000001"
+      : `$${value.toPrecision(3)}`;
 
 export class SpendMeter {
   readonly maxCostUSD: number;

@@ -10,6 +10,7 @@ import { ProviderName, ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import type { JobRef } from "../ref.js";
 import { Sonde } from "../sonde.js";
+import { dollars } from "../spend.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
 import { readRefFile } from "./ref-file.js";
@@ -219,7 +220,7 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
       const result = aggregator.result();
       io.stdout(`${result.report}\n${renderSources(result)}`);
       io.stderr(
-        `replayed: status ${result.status}, ${result.citations.length} sources, $${result.usage.costUSD}\n`,
+        `replayed: status ${result.status}, ${result.citations.length} sources, ${dollars(result.usage.costUSD)}\n`,
       );
       return 0;
     }

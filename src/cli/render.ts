@@ -41,8 +41,8 @@ export class Progress {
       ? usage.inputTokens + usage.outputTokens + usage.reasoningTokens + usage.internalReasoningTokens
       : 0;
     const cost = usage
-      ? `$${usage.costUSD.toFixed(4)}${usage.costSource === "estimate" ? " (est.)" : ""}`
-      : "$0";
+      ? `${dollars(usage.costUSD)}${usage.costSource === "estimate" ? " (est.)" : ""}`
+      : dollars(0);
     // Once the job is over, its last phase (often `verifying`) is no longer what it is doing.
     const phase = isTerminal(this.#status) ? "" : ` ${this.#phase}`;
     return `[${this.#status}]${phase} · ${this.#searches} searches · ${this.#sources.size} sources · ${tokens} tokens · ${cost}`;
@@ -68,12 +68,32 @@ export function renderSources(result: Pick<ResearchResult, "citations" | "gaps">
   return lines.length ? `${lines.join("\n")}\n` : "";
 }
 
+/**
+ * Token rates of zero that the catalog does not confirm are placeholders (the portable engine:
+ * what it costs is what the chat model and search backend you configure charge).
+ */
+function pricedElsewhere(prices: Pick<ModelInfo["pricing"], "inputPerM" | "outputPerM">, confirmed: boolean) {
+  return !confirmed && prices.inputPerM === 0 && prices.outputPerM === 0;
+}
+
+const configuredCost =
+  "that of the chat model and search backend you configure (the catalog has no price for them)";
+
+function typicalCost(estimate: CostEstimate): string {
+  const { typical } = estimate;
+  if (typical === "unknown")
+    return pricedElsewhere(estimate.prices, estimate.pricesConfirmed)
+      ? configuredCost
+      : "typical cost unknown";
+  // A confirmed nothing (the offline demo) is said as such, not as a range from $0.00 to $0.00.
+  if (typical.highUSD === 0 && typical.confirmed)
+    return `${dollars(0)} per job${typical.basis ? ` (${typical.basis})` : ""}`;
+  return `typically ${dollars(typical.lowUSD)}–${dollars(typical.highUSD)} per job${typical.confirmed ? "" : " (unconfirmed)"}`;
+}
+
 /** The pre-flight cost lines for stderr: typical range (or unknown), hold, cap and its limits. */
 export function renderEstimate(estimate: CostEstimate): string {
-  const typical =
-    estimate.typical === "unknown"
-      ? "typical cost unknown"
-      : `typically ${dollars(estimate.typical.lowUSD)}–${dollars(estimate.typical.highUSD)} per job${estimate.typical.confirmed ? "" : " (unconfirmed)"}`;
+  const typical = typicalCost(estimate);
   const parts = [`cost: ${typical}`];
   if (estimate.holdUSD !== undefined)
     parts.push(`the provider holds ${dollars(estimate.holdUSD)} at the start`);
@@ -92,6 +112,16 @@ export function describePricing(pricing: ModelInfo["pricing"]): string {
   const parts: string[] = [];
   if (pricing.reservationUSD !== undefined) parts.push(`${dollars(pricing.reservationUSD)} hold`);
   if (pricing.markup !== undefined) parts.push(`charged ${pricing.markup}× provider cost`);
+  if (!parts.length && pricedElsewhere(pricing, pricing.verified)) return `cost: ${configuredCost}`;
+  const free = pricing.typicalJobUSD;
+  if (
+    !parts.length &&
+    free?.verified &&
+    free.high === 0 &&
+    pricing.inputPerM === 0 &&
+    pricing.outputPerM === 0
+  )
+    return `${dollars(0)} per job${free.basis ? ` (${free.basis})` : ""}`;
   // Token rates of 0 beside a hold or markup mean "not priced per token", not "free".
   if (!parts.length || pricing.inputPerM > 0 || pricing.outputPerM > 0) {
     const cached = pricing.cachedInputPerM !== undefined ? ` ($${pricing.cachedInputPerM} cached)` : "";
