@@ -177,6 +177,9 @@ const run = async () => {
   // Without msw, the msw entry loads and its handlers say what to install.
   try { providerHandlers.openai(); fail("msw handlers built without msw"); }
   catch (e) { if (!MissingDependencyError.isInstance(e) || e.packageName !== "msw" || !/npm install .*msw/.test(e.message)) fail("wrong missing-msw error: " + e); }
+  // Without @opentelemetry/api, sonde/tracing loads and sondeTracing() says what to install.
+  try { sondeTracing(); fail("tracing built without @opentelemetry/api"); }
+  catch (e) { if (!MissingDependencyError.isInstance(e) || e.packageName !== "@opentelemetry/api" || !/npm install @opentelemetry\\/api/.test(e.message)) fail("wrong missing-otel error: " + e); }
   console.log("ok", process.argv[1].split("/").pop());
 };
 run().catch((e) => fail(e.stack ?? String(e)));
@@ -193,6 +196,8 @@ const run = async () => {
     const client = new Sonde({ openai: { apiKey: "sk-test-package-check", baseURL } });
     const result = await client.research.start({ model: "openai:gpt-5.5-pro", query: "q" }).result();
     if (result.report !== "From msw.") fail("msw report differs: " + JSON.stringify(result.report));
+    // With the peer installed, sondeTracing() finds the global provider.
+    if (typeof sondeTracing().observeJob !== "function") fail("sondeTracing() without a tracer failed");
   } finally { server.close(); }
   console.log("ok", process.argv[1].split("/").pop());
 };
@@ -249,6 +254,7 @@ run().catch((e) => fail(e.stack ?? String(e)));
       scenario(`import { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError, MissingDependencyError } from "sonde";
 import { mockResearch, clearMocks } from "sonde/testing";
 import { providerHandlers } from "sonde/testing/msw";
+import { sondeTracing } from "sonde/tracing";
 import { listModels } from "sonde/catalog";
 const providerAdapters = {};
 for (const name of ${JSON.stringify(providers)}) providerAdapters[name] = (await import("sonde/providers/" + name))[name + "Adapter"];`),
@@ -256,6 +262,7 @@ for (const name of ${JSON.stringify(providers)}) providerAdapters[name] = (await
       scenario(`const { Sonde, ModelRetiredError, UnknownModelError, InvalidRefError, MissingDependencyError } = require("sonde");
 const { mockResearch, clearMocks } = require("sonde/testing");
 const { providerHandlers } = require("sonde/testing/msw");
+const { sondeTracing } = require("sonde/tracing");
 const { listModels } = require("sonde/catalog");
 const providerAdapters = Object.fromEntries(${JSON.stringify(providers)}
   .map((name) => [name, require("sonde/providers/" + name)[name + "Adapter"]]));`),
@@ -280,9 +287,11 @@ const { defaultFetcher } = require("sonde/providers/portable");`);
     "load-peers.cjs": loadCjs(true),
     "msw.mjs": mswScenario(`import { setupServer } from "msw/node";
 import { Sonde } from "sonde";
+import { sondeTracing } from "sonde/tracing";
 import { providerHandlers } from "sonde/testing/msw";`),
     "msw.cjs": mswScenario(`const { setupServer } = require("msw/node");
 const { Sonde } = require("sonde");
+const { sondeTracing } = require("sonde/tracing");
 const { providerHandlers } = require("sonde/testing/msw");`),
   };
   for (const [name, text] of Object.entries(withPeers)) {

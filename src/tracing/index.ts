@@ -4,8 +4,10 @@
  * plus Sonde's own `sonde.*` attributes. Reconnects, resumes, fallbacks to polling,
  * cancels and errors are span events; a failed job sets the span's status.
  *
- * `@opentelemetry/api` is an optional peer: only this entry imports it, and the core never
- * imports this entry, so a client without `telemetry` neither loads nor needs it.
+ * `@opentelemetry/api` is an optional peer: only this entry uses it, and the core never
+ * imports this entry, so a client without `telemetry` neither loads nor needs it. This entry
+ * imports only its types: the global provider is loaded when `sondeTracing()` needs it, and a
+ * missing package is a `MissingDependencyError` naming it, not a module-not-found crash.
  *
  * ```ts
  * import { Sonde } from "sonde";
@@ -13,17 +15,15 @@
  * const client = new Sonde({ telemetry: sondeTracing() }); // the globally registered tracer provider
  * ```
  */
-import {
-  type Attributes,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  type TracerProvider,
-  trace,
-} from "@opentelemetry/api";
+import type { Attributes, Span, SpanKind, SpanStatusCode, Tracer, TracerProvider } from "@opentelemetry/api";
 import type { ProviderName, ResearchEvent, Usage } from "../events.js";
 import type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "../observe.js";
+import { loadOpenTelemetry } from "./load.js";
+
+// The API's enum values, fixed by the OpenTelemetry specification (so no value import is needed).
+const SPAN_KIND_INTERNAL = 0 as SpanKind.INTERNAL;
+const SPAN_KIND_CLIENT = 2 as SpanKind.CLIENT;
+const STATUS_ERROR = 2 as SpanStatusCode.ERROR;
 
 export interface SondeTracingOptions {
   /** Where spans go. @defaultValue the globally registered provider (`trace.getTracerProvider()`) */
@@ -47,9 +47,11 @@ const genAiProvider: Record<ProviderName, string> = {
 
 /** Turns jobs into spans; pass it as `new Sonde({ telemetry: sondeTracing() })`. */
 export function sondeTracing(options: SondeTracingOptions = {}): SondeTelemetry {
+  // Loaded now, so a missing package is said when the client is built, not at the first job.
+  const global = options.tracer || options.tracerProvider ? undefined : loadOpenTelemetry().trace;
   // Resolved per job, so a provider registered after the client was built is still used.
   const tracer = () =>
-    options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(TRACER_NAME);
+    options.tracer ?? (options.tracerProvider ?? global!.getTracerProvider()).getTracer(TRACER_NAME);
   return { observeJob: (job) => traceJob(tracer(), job) };
 }
 
@@ -71,7 +73,7 @@ function traceJob(tracer: Tracer, job: JobDescription): JobObserver {
   if (job.maxCostUSD !== undefined) attributes["sonde.budget.max_cost_usd"] = job.maxCostUSD;
   const span = tracer.startSpan(`invoke_agent ${clean(job.providerModel)}`, {
     // The portable engine runs in this process; every other engine is a remote service.
-    kind: job.provider === "portable" ? SpanKind.INTERNAL : SpanKind.CLIENT,
+    kind: job.provider === "portable" ? SPAN_KIND_INTERNAL : SPAN_KIND_CLIENT,
     attributes,
   });
   const counts = {
@@ -209,10 +211,10 @@ function finish(
     const message = clean(error.message);
     span.setAttribute("error.type", clean(type));
     span.addEvent("exception", { "exception.type": clean(error.name), "exception.message": message });
-    span.setStatus({ code: SpanStatusCode.ERROR, message });
+    span.setStatus({ code: STATUS_ERROR, message });
   } else if (signal.status === "failed") {
     span.setAttribute("error.type", "job_failed");
-    span.setStatus({ code: SpanStatusCode.ERROR, message: "the job failed" });
+    span.setStatus({ code: STATUS_ERROR, message: "the job failed" });
   }
   span.end();
 }
