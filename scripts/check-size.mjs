@@ -2,19 +2,24 @@
 import { resolve } from "node:path";
 // Size and portability budget, run by `npm test` after the build: bundles what an app
 // would ship (minified, zod external as the peer it is) and fails when
-//  - core + one managed engine (`createSonde` from sonde/core + one adapter) is over
-//    BUDGET_KB min+gz, measured as what loads up front (entry + static chunks; lazy
-//    `import()`s split off as a bundler does). The goal is 30 KB; today every engine is over
-//    it (core + OpenAI ~44 KB: the job machinery with spend cap, telemetry and ref binding
-//    ~10 KB, the whole catalog ~5 KB), so the budget holds the line at 46 KB
-//    against growth until core is trimmed, and the output says which engines meet 30. Or
+//  - core + one managed engine (`createSonde` from sonde/core + one adapter) is over its
+//    budget in BUDGET_KB, min+gz, measured as what loads up front (entry + static chunks; lazy
+//    `import()`s split off as a bundler does). The goal is 30 KB. Since the HTTP client moved
+//    to plain fetch and each engine carries only its own catalog entries, the hosted engine
+//    meets it (~26 KB) and is held to it; the others are held ~1.5 KB above what they measure
+//    (OpenAI ~34.5, Gemini ~33.5, OpenRouter ~31, Perplexity ~35): what remains is the engine's
+//    own protocol code (~9 KB for the Responses engines), the job machinery, and SHA-256 for
+//    ref tags (~3 KB, synchronous because toRef() is). Or
+//  - such a bundle holds another engine's catalog entries (the catalog is data), or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
-//    (the portable engine's file store loads its built-ins lazily, on first use).
+//    (the portable engine's file store loads its built-ins lazily, on first use), or loads
+//    the portable engine's research loop up front (it loads when a portable job runs).
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
-const BUDGET_KB = 46;
+/** KB min+gz per engine: the goal where it is met, else just above today's figure. */
+const BUDGET_KB = { openai: 36, gemini: 35, openrouter: 32.5, perplexity: 36.5, hosted: 30 };
 const GOAL_KB = 30;
 
 /**
@@ -68,11 +73,12 @@ for (const engine of engines) {
     `core+${engine}`,
     `export { createSonde } from "./dist/core.js"; export { ${engine}Adapter } from "./dist/providers/${engine}.js";`,
   );
-  const over = one.gzip > BUDGET_KB * 1024;
+  const budget = BUDGET_KB[engine];
+  const over = one.gzip > budget * 1024;
   if (over) failed = true;
   const goal = one.gzip <= GOAL_KB * 1024 ? `within the ${GOAL_KB} KB goal` : `over the ${GOAL_KB} KB goal`;
   console.log(
-    `${over ? "FAIL" : "ok  "} core + ${engine}: ${kb(one.min)} KB min, ${kb(one.gzip)} KB min+gz, ${goal} (budget ${BUDGET_KB} KB, zod excluded)`,
+    `${over ? "FAIL" : "ok  "} core + ${engine}: ${kb(one.min)} KB min, ${kb(one.gzip)} KB min+gz, ${goal} (budget ${budget} KB, zod excluded)`,
   );
   // The catalog is data: an app using one engine must not ship every engine's models.
   const foreign = models.filter(
