@@ -111,6 +111,29 @@ describe("import rules", () => {
     ).toEqual([]);
   });
 
+  it("a wire protocol is one module its providers configure: never imports a provider or another protocol", () => {
+    const protocol = (path: string) => path.split("/").slice(0, 3).join("/");
+    expect(
+      offenders(
+        (i) =>
+          i.from.startsWith("src/protocols/") &&
+          i.local &&
+          (i.target.startsWith("providers/") ||
+            (i.target.startsWith("src/protocols/") && protocol(i.target) !== protocol(i.from))),
+      ),
+    ).toEqual([]);
+    const users = (dir: string) =>
+      new Set(
+        all
+          .filter((i) => i.target.startsWith(`${dir}/`) && i.from.startsWith("providers/"))
+          .map((i) => room(i.from)),
+      );
+    expect([...users("src/protocols/chat-completions")].sort()).toEqual([
+      "providers/openrouter",
+      "providers/portable",
+    ]);
+  });
+
   it("an optional peer is imported only by its integration", () => {
     expect(
       offenders(

@@ -8,8 +8,8 @@
  */
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation } from "../../src/events.js";
+import type { UrlCitation } from "../../src/protocols/chat-completions/wire.js";
 import { TextBuffer } from "../../src/text-buffer.js";
-import type { UrlCitation } from "./wire.js";
 
 const MARKER = /\[(\d{1,3})\]/g;
 /** A `[`, `[1`, `[12`, `[123` at the end of the text may still become a marker. */
