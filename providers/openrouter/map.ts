@@ -166,6 +166,11 @@ export class ChunkMapper {
   /** Content, with any inline `<think>` block split off. */
   #text(content: string, events: MappedEvent[]): void {
     if (!content) return;
+    // Nearly every chunk: report text, no thinking left to split off.
+    if (this.#think.settled) {
+      this.#reportText(content, events);
+      return;
+    }
     const split = this.#think.push(content);
     if (split.thinking) this.#visible = split.text;
     this.#content(split, events);
@@ -173,13 +178,15 @@ export class ChunkMapper {
 
   #content(split: { thinking: string; text: string }, events: MappedEvent[]) {
     this.#tally.reasoning(split.thinking);
-    this.#tally.text(split.text);
     if (split.thinking && this.#options.includeThinking)
       events.push({ type: "thinking", delta: split.thinking });
-    if (!split.text) return;
-    events.push({ type: "text", delta: split.text });
-    for (const citation of this.#citations.appendText(split.text))
-      events.push({ type: "citation", citation });
+    if (split.text) this.#reportText(split.text, events);
+  }
+
+  #reportText(text: string, events: MappedEvent[]): void {
+    this.#tally.text(text);
+    events.push({ type: "text", delta: text });
+    for (const citation of this.#citations.appendText(text)) events.push({ type: "citation", citation });
   }
 
   #flush(events: MappedEvent[]) {
