@@ -1,7 +1,8 @@
 /**
- * OpenRouter chunks → research events. Stateful but flat: reasoning text passes
- * straight through as `thinking` deltas and is never kept; only the report text
- * (which citation offsets index into) and the set of cited URLs are remembered.
+ * OpenRouter chunks → research events, over the Chat Completions protocol's decoded
+ * chunks. Stateful but flat: reasoning and report text pass straight through as deltas
+ * and are never kept; only the report's length (with where its astral characters are,
+ * for citation offsets) and the set of cited URLs are remembered.
  */
 
 import type { JobStatus } from "../../src/events.js";
@@ -19,6 +20,16 @@ import { usageReportOf } from "./usage.js";
 /** What `connect` yields when the stream was lost before its end: time to estimate the cost. */
 export const INTERRUPTED = "[INTERRUPTED]";
 
+interface ReasoningFields {
+  reasoning?: unknown;
+  reasoning_details?: unknown;
+}
+
+function hasReasoning(choice: unknown): boolean {
+  const delta = (choice as { delta?: ReasoningFields | null } | null)?.delta;
+  return delta?.reasoning != null || delta?.reasoning_details != null;
+}
+
 /**
  * A chunk without its reasoning (`reasoning`, `reasoning_details`, and inline thinking in
  * `content`, replaced by `visibleContent`); the same object when it had none.
@@ -26,6 +37,8 @@ export const INTERRUPTED = "[INTERRUPTED]";
 export function withoutReasoning(data: unknown, visibleContent?: string): unknown {
   const choices = (data as { choices?: unknown } | null)?.choices;
   if (!Array.isArray(choices)) return data;
+  // Nearly every chunk has nothing to strip: it is returned without a copy.
+  if (visibleContent === undefined && !choices.some(hasReasoning)) return data;
   let changed = false;
   const stripped = choices.map((choice: unknown) => {
     const delta = (choice as { delta?: unknown } | null)?.delta;
