@@ -56,11 +56,15 @@ export async function bundleMainEntry(app: string): Promise<string> {
   return outfile;
 }
 
-/** The Workers bundle, as wrangler makes one: everything in one module, Workers conditions. */
-export async function bundleWorker(app: string): Promise<string> {
-  const outfile = join(app, "worker.mjs");
+/**
+ * A Workers bundle, as wrangler makes one: everything in one module, Workers conditions, and
+ * `node:*` left to the runtime only with `nodeCompat` (else a Node built-in fails the build).
+ * `worker-entry.ts` is the lean app (`sonde/core`), `worker-main-entry.ts` the main entry's.
+ */
+export async function bundleWorker(app: string, entry: string, nodeCompat = false): Promise<string> {
+  const outfile = join(app, entry.replace(/\.ts$/, nodeCompat ? ".compat.mjs" : ".mjs"));
   await build({
-    entryPoints: [join(import.meta.dirname, "worker-entry.ts")],
+    entryPoints: [join(import.meta.dirname, entry)],
     absWorkingDir: app,
     nodePaths: [join(app, "node_modules")],
     bundle: true,
@@ -68,8 +72,9 @@ export async function bundleWorker(app: string): Promise<string> {
     platform: "neutral",
     conditions: ["workerd", "worker", "browser"],
     mainFields: ["module", "main"],
+    external: nodeCompat ? ["node:*"] : [],
     outfile,
-    logLevel: "error",
+    logLevel: "silent",
     logOverride: silenceBareImports,
   });
   return outfile;
@@ -119,25 +124,35 @@ export function runDeno(app: string, main: string, base: string): Promise<Runtim
   return spawnRuntime("deno", bin("deno"), [...flags, main, "deno", base], app);
 }
 
-/** workerd through miniflare: no nodejs_compat flag, so a Node built-in anywhere fails the bundle's load. */
-export async function runWorkerd(app: string, script: string, base: string): Promise<RuntimeRun> {
+/**
+ * workerd through miniflare. Without `nodejs_compat` (the default here) a Node built-in
+ * anywhere in the bundle fails its load; `runtime` names the run (and its fakes' prefix).
+ */
+export async function runWorkerd(
+  app: string,
+  script: string,
+  base: string,
+  { runtime = "workerd", flags = [] as string[] } = {},
+): Promise<RuntimeRun> {
   const started = Date.now();
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath: script,
-    modulesRoot: app,
-    compatibilityDate: "2026-07-30",
-  });
+  let mf: Miniflare | undefined;
   try {
-    const query = new URLSearchParams({ runtime: "workerd", base });
+    mf = new Miniflare({
+      modules: true,
+      scriptPath: script,
+      modulesRoot: app,
+      compatibilityDate: "2026-07-30",
+      compatibilityFlags: flags,
+    });
+    const query = new URLSearchParams({ runtime, base });
     const response = await mf.dispatchFetch(`http://localhost/?${query}`);
     const text = await response.text();
     if (response.status !== 200)
-      return { runtime: "workerd", ms: Date.now() - started, failure: `HTTP ${response.status}: ${text}` };
-    return { runtime: "workerd", ms: Date.now() - started, results: JSON.parse(text) as CaseResult[] };
+      return { runtime, ms: Date.now() - started, failure: `HTTP ${response.status}: ${text}` };
+    return { runtime, ms: Date.now() - started, results: JSON.parse(text) as CaseResult[] };
   } catch (error) {
-    return { runtime: "workerd", ms: Date.now() - started, failure: String((error as Error).stack ?? error) };
+    return { runtime, ms: Date.now() - started, failure: String((error as Error).stack ?? error) };
   } finally {
-    await mf.dispose();
+    await mf?.dispose();
   }
 }
