@@ -30,6 +30,8 @@ export const STREAM_MODEL = "openai:o4-mini-deep-research";
 export const POLL_MODEL = "openai:gpt-5.5-pro";
 export const GEMINI_MODEL = "gemini:deep-research-preview-04-2026";
 export const OPENAI_KEY = "sk-test-runtime-0123456789abcdef";
+export const HOSTED_MODEL = "hosted:agents.deep_research";
+export const HOSTED_KEY = "hosted-test-runtime-0123456789abcdef";
 export const GEMINI_KEY = "AIzaSyTestRuntimeKey0123456789abcdef";
 const QUERY = "What changed in EU battery regulation in 2025?";
 
@@ -48,9 +50,11 @@ export interface Run {
   report: string;
   status: string;
   citations: number;
+  ms: number;
 }
 
 async function run(job: ResearchJob): Promise<Run> {
+  const started = Date.now();
   const events: ResearchEvent[] = [];
   for await (const event of job) events.push(event);
   const result = await job.result();
@@ -60,6 +64,7 @@ async function run(job: ResearchJob): Promise<Run> {
     report: result.report,
     status: result.status,
     citations: result.citations.length,
+    ms: Date.now() - started,
   };
 }
 
@@ -80,6 +85,24 @@ const gemini = (kit: RuntimeKit, scenario: string) =>
     ...common,
     gemini: { apiKey: GEMINI_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}/v1beta` },
   });
+
+const hosted = (kit: RuntimeKit, scenario: string) =>
+  kit.client({
+    ...common,
+    hosted: { apiKey: HOSTED_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}` },
+  });
+
+/** Iterates a job and cancels it at its first `running` status. */
+async function cancelWhileRunning(job: ResearchJob) {
+  const events: ResearchEvent[] = [];
+  let outcome: unknown;
+  for await (const event of job) {
+    events.push(event);
+    if (event.type === "status" && event.status === "running" && outcome === undefined)
+      outcome = await job.cancel();
+  }
+  return { outcome, events: plain(events), status: (await job.result()).status };
+}
 
 /** Stops iterating after `texts` text events and hands back the ref as JSON text. */
 async function readThenRef(job: ResearchJob, texts: number) {
@@ -103,17 +126,8 @@ export const cases: Record<string, (kit: RuntimeKit) => Promise<unknown>> = {
   }),
   "openai: poll-only job": (kit) =>
     run(openai(kit, "openai-poll").research.start({ model: POLL_MODEL, query: QUERY })),
-  "openai: cancel a running job": async (kit) => {
-    const job = openai(kit, "openai-cancel").research.start({ model: POLL_MODEL, query: QUERY });
-    const events: ResearchEvent[] = [];
-    let outcome: unknown;
-    for await (const event of job) {
-      events.push(event);
-      if (event.type === "status" && event.status === "running" && outcome === undefined)
-        outcome = await job.cancel();
-    }
-    return { outcome, events: plain(events), status: (await job.result()).status };
-  },
+  "openai: cancel a running job": (kit) =>
+    cancelWhileRunning(openai(kit, "openai-cancel").research.start({ model: POLL_MODEL, query: QUERY })),
   "openai: ref round-trip into a fresh client": async (kit) => {
     const job = openai(kit, "openai-ref").research.start({ model: STREAM_MODEL, query: QUERY });
     const { first, refJson } = await readThenRef(job, 40);
@@ -145,6 +159,10 @@ export const cases: Record<string, (kit: RuntimeKit) => Promise<unknown>> = {
     clean: await run(gemini(kit, "gemini-stream").research.start({ model: GEMINI_MODEL, query: QUERY })),
     dropped: await run(gemini(kit, "gemini-drop").research.start({ model: GEMINI_MODEL, query: QUERY })),
   }),
+  "hosted: poll-only job": (kit) =>
+    run(hosted(kit, "hosted-poll").research.start({ model: HOSTED_MODEL, query: QUERY })),
+  "hosted: cancel a running job": (kit) =>
+    cancelWhileRunning(hosted(kit, "hosted-cancel").research.start({ model: HOSTED_MODEL, query: QUERY })),
 };
 
 /** Runs every case in turn; a case that throws is reported with its error, never dropped. */

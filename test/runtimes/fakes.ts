@@ -16,13 +16,24 @@ const fixtures = new URL("../fixtures/", import.meta.url);
 const text = (name: string) => readFileSync(new URL(name, fixtures), "utf8");
 const json = (name: string) => JSON.parse(text(name)) as Record<string, unknown>;
 
-export const openaiTranscript = longTranscript({ seed: 11, deltas: 800 });
+export const openaiTranscript = longTranscript({ seed: 11, deltas: 400 });
 export const openaiPoll = {
   queued: json("openai/poll/pro.queued.json"),
   running: json("openai/poll/pro.in-progress.json"),
   completed: json("openai/poll/pro.completed.json"),
   cancelled: json("openai/poll/pro.cancelled.json"),
   expected: json("openai/poll/pro.expected.json") as { report: string },
+};
+const hostedExchanges = (
+  JSON.parse(text("hosted/invoke-completed.json")) as {
+    exchanges: { response: { body: Record<string, unknown> } }[];
+  }
+).exchanges.map((exchange) => exchange.response.body);
+export const hosted = {
+  queued: hostedExchanges[0]!,
+  running: hostedExchanges[1]!,
+  completed: hostedExchanges[2]!,
+  canceled: { job_id: hostedExchanges[0]!.job_id, status: "canceled" },
 };
 export const geminiTranscript = text("gemini/research.sse");
 const geminiStored = json("gemini/research.interaction.json");
@@ -136,6 +147,30 @@ function gemini(
   return false;
 }
 
+/** The hosted job API: invoke, polls (`running` twice, then done), DELETE to cancel. */
+function hostedApi(
+  scenario: string,
+  path: string,
+  request: RecordedRequest,
+  state: ScenarioState,
+  response: ServerResponse,
+): boolean {
+  if (request.method === "POST" && path === "/v1/agents/agents.deep_research/invoke") {
+    sendJson(response, 200, hosted.queued);
+    return true;
+  }
+  if (path !== `/v1/jobs/${hosted.queued.job_id}`) return false;
+  if (request.method === "DELETE") {
+    state.cancelled = true;
+    sendJson(response, 200, hosted.canceled);
+    return true;
+  }
+  if (request.method !== "GET") return false;
+  const done = scenario === "hosted-poll" && ++state.polls >= 3;
+  sendJson(response, 200, state.cancelled ? hosted.canceled : done ? hosted.completed : hosted.running);
+  return true;
+}
+
 export interface Fakes {
   url: string;
   /** The requests one runtime's scenario received, as `METHOD /path?query` after the prefix. */
@@ -161,9 +196,12 @@ export async function startFakes(runtimes: readonly string[]): Promise<Fakes> {
     const state = states.get(key) ?? { polls: 0, cancelled: false, resumed: false };
     states.set(key, state);
     if (runtimes.includes(runtime)) {
-      const handled = scenario.startsWith("gemini-")
-        ? gemini(scenario, path, request, state, response)
-        : openai(scenario, path, request, state, response);
+      const engine = scenario.startsWith("gemini-")
+        ? gemini
+        : scenario.startsWith("hosted-")
+          ? hostedApi
+          : openai;
+      const handled = engine(scenario, path, request, state, response);
       if (handled) return;
     }
     stray.push(`${request.method} ${request.url}`);

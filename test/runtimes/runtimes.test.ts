@@ -8,8 +8,8 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RESPONSE_ID } from "../openai/transcript.js";
-import { cases, GEMINI_KEY, OPENAI_KEY, type PlainEvent, type Run } from "./cases.js";
-import { type Fakes, geminiTranscript, openaiPoll, openaiTranscript, startFakes } from "./fakes.js";
+import { cases, GEMINI_KEY, HOSTED_KEY, OPENAI_KEY, type PlainEvent, type Run } from "./cases.js";
+import { type Fakes, geminiTranscript, hosted, openaiPoll, openaiTranscript, startFakes } from "./fakes.js";
 import {
   bundleMainEntry,
   bundleWorker,
@@ -155,6 +155,26 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expectResumedExactlyOnce(observed, report, fakes.requests(runtime, "gemini-drop"));
     expect(fakes.requests(runtime, "gemini-drop").some((r) => r.includes("last_event_id="))).toBe(true);
     expect(JSON.stringify(observed)).not.toContain(GEMINI_KEY);
+  },
+  "hosted: poll-only job": (observed: Run, runtime) => {
+    expect(observed.report).toBe((hosted.completed.result as { content: string }).content);
+    expect(observed.citations).toBe(1);
+    expect(observed.events).toContainEqual(expect.objectContaining({ type: "status", status: "running" }));
+    expect(observed.events.at(-1)).toEqual({ type: "done", status: "completed" });
+    expect(JSON.stringify(observed)).not.toContain(HOSTED_KEY);
+    const requests = fakes.requests(runtime, "hosted-poll");
+    expect(requests.filter((r) => r.startsWith("POST"))).toHaveLength(1);
+    expect(requests.filter((r) => r.startsWith("GET")).length).toBeGreaterThanOrEqual(3);
+  },
+  "hosted: cancel a running job": (
+    observed: { outcome: unknown; events: PlainEvent[]; status: string },
+    runtime,
+  ) => {
+    expect(observed.outcome).toMatchObject({ outcome: "cancelled" });
+    expect(observed.status).toBe("cancelled");
+    expect(observed.events.at(-1)).toEqual({ type: "done", status: "cancelled" });
+    const deletes = fakes.requests(runtime, "hosted-cancel").filter((r) => r.startsWith("DELETE"));
+    expect(deletes).toEqual([`DELETE /v1/jobs/${hosted.queued.job_id}`]);
   },
 };
 

@@ -5,6 +5,7 @@
  */
 import { createSonde } from "sonde/core";
 import { geminiAdapter } from "sonde/providers/gemini";
+import { hostedAdapter } from "sonde/providers/hosted";
 import { openaiAdapter } from "sonde/providers/openai";
 import { clearMocks, mockResearch } from "sonde/testing";
 import { runCases } from "./cases.js";
@@ -15,7 +16,8 @@ export default {
     const results = await runCases({
       runtime: url.searchParams.get("runtime") ?? "",
       base: url.searchParams.get("base") ?? "",
-      client: (options) => createSonde({ adapters: [openaiAdapter, geminiAdapter], ...options }),
+      client: (options) =>
+        createSonde({ adapters: [openaiAdapter, geminiAdapter, hostedAdapter], ...options }),
       mockResearch,
       clearMocks,
     });
