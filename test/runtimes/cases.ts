@@ -32,6 +32,8 @@ export const GEMINI_MODEL = "gemini:deep-research-preview-04-2026";
 export const OPENAI_KEY = "sk-test-runtime-0123456789abcdef";
 export const HOSTED_MODEL = "hosted:agents.deep_research";
 export const HOSTED_KEY = "hosted-test-runtime-0123456789abcdef";
+export const OPENROUTER_MODEL = "openrouter:perplexity/sonar-deep-research";
+export const OPENROUTER_KEY = "sk-or-v1-test-runtime-0123456789abcdef";
 export const GEMINI_KEY = "AIzaSyTestRuntimeKey0123456789abcdef";
 const QUERY = "What changed in EU battery regulation in 2025?";
 
@@ -50,6 +52,7 @@ export interface Run {
   report: string;
   status: string;
   citations: number;
+  usage: { costUSD: number; costSource: string };
   ms: number;
 }
 
@@ -64,6 +67,7 @@ async function run(job: ResearchJob): Promise<Run> {
     report: result.report,
     status: result.status,
     citations: result.citations.length,
+    usage: { costUSD: result.usage.costUSD, costSource: result.usage.costSource },
     ms: Date.now() - started,
   };
 }
@@ -90,6 +94,12 @@ const hosted = (kit: RuntimeKit, scenario: string) =>
   kit.client({
     ...common,
     hosted: { apiKey: HOSTED_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}` },
+  });
+
+const openrouter = (kit: RuntimeKit, scenario: string) =>
+  kit.client({
+    ...common,
+    openrouter: { apiKey: OPENROUTER_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}/api/v1` },
   });
 
 /** Iterates a job and cancels it at its first `running` status. */
@@ -159,6 +169,8 @@ export const cases: Record<string, (kit: RuntimeKit) => Promise<unknown>> = {
     clean: await run(gemini(kit, "gemini-stream").research.start({ model: GEMINI_MODEL, query: QUERY })),
     dropped: await run(gemini(kit, "gemini-drop").research.start({ model: GEMINI_MODEL, query: QUERY })),
   }),
+  "openrouter: streaming job": (kit) =>
+    run(openrouter(kit, "openrouter-stream").research.start({ model: OPENROUTER_MODEL, query: QUERY })),
   "hosted: poll-only job": (kit) =>
     run(hosted(kit, "hosted-poll").research.start({ model: HOSTED_MODEL, query: QUERY })),
   "hosted: cancel a running job": (kit) =>

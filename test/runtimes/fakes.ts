@@ -36,6 +36,7 @@ export const hosted = {
   canceled: { job_id: hostedExchanges[0]!.job_id, status: "canceled" },
 };
 export const geminiTranscript = text("gemini/research.sse");
+const openrouterTranscript = Buffer.from(text("openrouter/sonar-deep-research.sse"), "utf8");
 const geminiStored = json("gemini/research.interaction.json");
 const geminiId = geminiStored.id as string;
 
@@ -147,6 +148,20 @@ function gemini(
   return false;
 }
 
+/** OpenRouter's chat completions stream (no job id, no resume): the recorded sonar-deep-research run. */
+function openrouterApi(
+  _scenario: string,
+  path: string,
+  request: RecordedRequest,
+  _state: ScenarioState,
+  response: ServerResponse,
+): boolean {
+  if (request.method !== "POST" || path !== "/api/v1/chat/completions") return false;
+  response.writeHead(200, { ...SSE_HEAD, "x-generation-id": "gen-1767000000-AbCdEfGhIjKlMnOpQrSt" });
+  response.end(openrouterTranscript);
+  return true;
+}
+
 /** The hosted job API: invoke, polls (`running` twice, then done), DELETE to cancel. */
 function hostedApi(
   scenario: string,
@@ -196,11 +211,8 @@ export async function startFakes(runtimes: readonly string[]): Promise<Fakes> {
     const state = states.get(key) ?? { polls: 0, cancelled: false, resumed: false };
     states.set(key, state);
     if (runtimes.includes(runtime)) {
-      const engine = scenario.startsWith("gemini-")
-        ? gemini
-        : scenario.startsWith("hosted-")
-          ? hostedApi
-          : openai;
+      const engines = { gemini, hosted: hostedApi, openrouter: openrouterApi, openai };
+      const engine = engines[scenario.split("-")[0] as keyof typeof engines] ?? openai;
       const handled = engine(scenario, path, request, state, response);
       if (handled) return;
     }

@@ -8,7 +8,15 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RESPONSE_ID } from "../openai/transcript.js";
-import { cases, GEMINI_KEY, HOSTED_KEY, OPENAI_KEY, type PlainEvent, type Run } from "./cases.js";
+import {
+  cases,
+  GEMINI_KEY,
+  HOSTED_KEY,
+  OPENAI_KEY,
+  OPENROUTER_KEY,
+  type PlainEvent,
+  type Run,
+} from "./cases.js";
 import { type Fakes, geminiTranscript, hosted, openaiPoll, openaiTranscript, startFakes } from "./fakes.js";
 import {
   bundleMainEntry,
@@ -155,6 +163,16 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expectResumedExactlyOnce(observed, report, fakes.requests(runtime, "gemini-drop"));
     expect(fakes.requests(runtime, "gemini-drop").some((r) => r.includes("last_event_id="))).toBe(true);
     expect(JSON.stringify(observed)).not.toContain(GEMINI_KEY);
+  },
+  "openrouter: streaming job": (observed: Run, runtime) => {
+    expect(observed.report).toBe("Due-diligence duties were postponed to 2027[1][2].");
+    expect(observed.status).toBe("completed");
+    expect(observed.citations).toBe(2);
+    expect(observed.usage).toEqual({ costUSD: 0.41, costSource: "provider" });
+    expect(types(observed.events).filter((type) => type === "text").length).toBeGreaterThan(1);
+    expectIncreasing(observed.seqs);
+    expect(JSON.stringify(observed)).not.toContain(OPENROUTER_KEY);
+    expect(fakes.requests(runtime, "openrouter-stream")).toEqual(["POST /api/v1/chat/completions"]);
   },
   "hosted: poll-only job": (observed: Run, runtime) => {
     expect(observed.report).toBe((hosted.completed.result as { content: string }).content);

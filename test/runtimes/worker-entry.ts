@@ -7,6 +7,7 @@ import { createSonde } from "sonde/core";
 import { geminiAdapter } from "sonde/providers/gemini";
 import { hostedAdapter } from "sonde/providers/hosted";
 import { openaiAdapter } from "sonde/providers/openai";
+import { openrouterAdapter } from "sonde/providers/openrouter";
 import { clearMocks, mockResearch } from "sonde/testing";
 import { runCases } from "./cases.js";
 
@@ -17,7 +18,10 @@ export default {
       runtime: url.searchParams.get("runtime") ?? "",
       base: url.searchParams.get("base") ?? "",
       client: (options) =>
-        createSonde({ adapters: [openaiAdapter, geminiAdapter, hostedAdapter], ...options }),
+        createSonde({
+          adapters: [openaiAdapter, geminiAdapter, hostedAdapter, openrouterAdapter],
+          ...options,
+        }),
       mockResearch,
       clearMocks,
     });
