@@ -34,6 +34,8 @@ export const HOSTED_MODEL = "hosted:agents.deep_research";
 export const HOSTED_KEY = "hosted-test-runtime-0123456789abcdef";
 export const OPENROUTER_MODEL = "openrouter:perplexity/sonar-deep-research";
 export const OPENROUTER_KEY = "sk-or-v1-test-runtime-0123456789abcdef";
+export const PERPLEXITY_MODEL = "perplexity:medium";
+export const PERPLEXITY_KEY = "pplx-test-runtime-0123456789abcdef";
 export const GEMINI_KEY = "AIzaSyTestRuntimeKey0123456789abcdef";
 const QUERY = "What changed in EU battery regulation in 2025?";
 
@@ -100,6 +102,12 @@ const openrouter = (kit: RuntimeKit, scenario: string) =>
   kit.client({
     ...common,
     openrouter: { apiKey: OPENROUTER_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}/api/v1` },
+  });
+
+const perplexity = (kit: RuntimeKit, scenario: string) =>
+  kit.client({
+    ...common,
+    perplexity: { apiKey: PERPLEXITY_KEY, baseURL: `${kit.base}/${kit.runtime}/${scenario}` },
   });
 
 /** Iterates a job and cancels it at its first `running` status. */
@@ -171,6 +179,8 @@ export const cases: Record<string, (kit: RuntimeKit) => Promise<unknown>> = {
   }),
   "openrouter: streaming job": (kit) =>
     run(openrouter(kit, "openrouter-stream").research.start({ model: OPENROUTER_MODEL, query: QUERY })),
+  "perplexity: streaming job": (kit) =>
+    run(perplexity(kit, "perplexity-stream").research.start({ model: PERPLEXITY_MODEL, query: QUERY })),
   "hosted: poll-only job": (kit) =>
     run(hosted(kit, "hosted-poll").research.start({ model: HOSTED_MODEL, query: QUERY })),
   "hosted: cancel a running job": (kit) =>

@@ -36,6 +36,7 @@ export const hosted = {
   canceled: { job_id: hostedExchanges[0]!.job_id, status: "canceled" },
 };
 export const geminiTranscript = text("gemini/research.sse");
+const perplexityTranscript = Buffer.from(text("perplexity/agent-sample.sse"), "utf8");
 const openrouterTranscript = Buffer.from(text("openrouter/sonar-deep-research.sse"), "utf8");
 const geminiStored = json("gemini/research.interaction.json");
 const geminiId = geminiStored.id as string;
@@ -162,6 +163,19 @@ function openrouterApi(
   return true;
 }
 
+/** Perplexity's Agent API, streamed in the background: the spec's sample transcript. */
+function perplexityApi(
+  _scenario: string,
+  path: string,
+  request: RecordedRequest,
+  _state: ScenarioState,
+  response: ServerResponse,
+): boolean {
+  if (request.method !== "POST" || path !== "/v1/agent") return false;
+  sendSse(response, perplexityTranscript);
+  return true;
+}
+
 /** The hosted job API: invoke, polls (`running` twice, then done), DELETE to cancel. */
 function hostedApi(
   scenario: string,
@@ -211,7 +225,13 @@ export async function startFakes(runtimes: readonly string[]): Promise<Fakes> {
     const state = states.get(key) ?? { polls: 0, cancelled: false, resumed: false };
     states.set(key, state);
     if (runtimes.includes(runtime)) {
-      const engines = { gemini, hosted: hostedApi, openrouter: openrouterApi, openai };
+      const engines = {
+        gemini,
+        hosted: hostedApi,
+        openrouter: openrouterApi,
+        perplexity: perplexityApi,
+        openai,
+      };
       const engine = engines[scenario.split("-")[0] as keyof typeof engines] ?? openai;
       const handled = engine(scenario, path, request, state, response);
       if (handled) return;

@@ -14,6 +14,7 @@ import {
   HOSTED_KEY,
   OPENAI_KEY,
   OPENROUTER_KEY,
+  PERPLEXITY_KEY,
   type PlainEvent,
   type Run,
 } from "./cases.js";
@@ -173,6 +174,18 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expectIncreasing(observed.seqs);
     expect(JSON.stringify(observed)).not.toContain(OPENROUTER_KEY);
     expect(fakes.requests(runtime, "openrouter-stream")).toEqual(["POST /api/v1/chat/completions"]);
+  },
+  "perplexity: streaming job": (observed: Run, runtime) => {
+    expect(observed.report).toBe("Builder is $20/month flat [web:11].");
+    expect(observed.status).toBe("completed");
+    expect(observed.citations).toBe(1);
+    expect(observed.usage.costSource).toBe("provider");
+    expect(types(observed.events)).toEqual(
+      // biome-ignore format: one event type per slot, as the Node contract test lists them
+      ["created", "status", "phase", "thinking", "thinking", "phase", "search", "search", "usage", "phase", "text", "text", "citation", "usage", "status", "done"],
+    );
+    expect(JSON.stringify(observed)).not.toContain(PERPLEXITY_KEY);
+    expect(fakes.requests(runtime, "perplexity-stream")).toEqual(["POST /v1/agent"]);
   },
   "hosted: poll-only job": (observed: Run, runtime) => {
     expect(observed.report).toBe((hosted.completed.result as { content: string }).content);

@@ -8,6 +8,7 @@ import { geminiAdapter } from "sonde/providers/gemini";
 import { hostedAdapter } from "sonde/providers/hosted";
 import { openaiAdapter } from "sonde/providers/openai";
 import { openrouterAdapter } from "sonde/providers/openrouter";
+import { perplexityAdapter } from "sonde/providers/perplexity";
 import { clearMocks, mockResearch } from "sonde/testing";
 import { runCases } from "./cases.js";
 
@@ -19,7 +20,7 @@ export default {
       base: url.searchParams.get("base") ?? "",
       client: (options) =>
         createSonde({
-          adapters: [openaiAdapter, geminiAdapter, hostedAdapter, openrouterAdapter],
+          adapters: [openaiAdapter, geminiAdapter, hostedAdapter, openrouterAdapter, perplexityAdapter],
           ...options,
         }),
       mockResearch,
