@@ -16,6 +16,17 @@ import type { CaseResult } from "./cases.js";
 export const root = resolve(import.meta.dirname, "../..");
 const bin = (name: string) => join(root, "node_modules", ".bin", name);
 
+/** One runtime's whole run, at most: a hung runtime fails with its name, not as a hook timeout. */
+const RUN_TIMEOUT_MS = 120_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 export interface RuntimeRun {
   runtime: string;
   ms: number;
@@ -89,7 +100,7 @@ function spawnRuntime(runtime: string, command: string, args: string[], app: str
       {
         cwd: app,
         maxBuffer: 64 * 1024 * 1024,
-        timeout: 120_000,
+        timeout: RUN_TIMEOUT_MS,
         env: { PATH: process.env.PATH ?? "", HOME: app, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
       },
       (error, stdout, stderr) => {
@@ -145,10 +156,14 @@ export async function runWorkerd(
       compatibilityFlags: flags,
     });
     const query = new URLSearchParams({ runtime, base });
-    const response = await mf.dispatchFetch(`http://localhost/?${query}`);
-    const text = await response.text();
-    if (response.status !== 200)
-      return { runtime, ms: Date.now() - started, failure: `HTTP ${response.status}: ${text}` };
+    const text = await withTimeout(
+      mf.dispatchFetch(`http://localhost/?${query}`).then(async (response) => {
+        const body = await response.text();
+        if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${body}`);
+        return body;
+      }),
+      RUN_TIMEOUT_MS,
+    );
     return { runtime, ms: Date.now() - started, results: JSON.parse(text) as CaseResult[] };
   } catch (error) {
     return { runtime, ms: Date.now() - started, failure: String((error as Error).stack ?? error) };
