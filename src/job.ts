@@ -156,8 +156,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   // Dedup state.
   #lastRank = Number.NEGATIVE_INFINITY;
   #recent = new Set<string>();
-  #ring: (string | undefined)[] = [];
-  #ringAt = 0;
+  #older = new Set<string>();
   #suppress: Suppression | undefined;
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -415,12 +414,13 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#lastRank = rank;
       return false;
     }
-    if (this.#recent.has(cursor)) return true;
-    // The oldest of the last RECENT_CURSORS goes, through a ring (no iterator per event).
-    const oldest = this.#ring[this.#ringAt];
-    if (oldest !== undefined) this.#recent.delete(oldest);
-    this.#ring[this.#ringAt] = cursor;
-    this.#ringAt = (this.#ringAt + 1) % RECENT_CURSORS;
+    if (this.#recent.has(cursor) || this.#older.has(cursor)) return true;
+    // Two generations instead of deleting the oldest per event: at least the last
+    // RECENT_CURSORS are remembered, at most twice that.
+    if (this.#recent.size >= RECENT_CURSORS) {
+      this.#older = this.#recent;
+      this.#recent = new Set();
+    }
     this.#recent.add(cursor);
     return false;
   }
@@ -541,19 +541,20 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   /**
-   * The events a wire event maps to; when it reports an error, every event it produced and
-   * the wire event itself carry the scrubbed payload (an error body may echo credentials).
+   * The events a wire event maps to; when it reports an error, every event it produced
+   * carries the scrubbed payload as its `rawEvent` (an error body may echo credentials).
    */
-  #mapWire(wire: WireEvent): { wire: WireEvent; mapped: MappedEvent[] } {
+  #mapWire(wire: WireEvent): MappedEvent[] {
     if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
       this.#pollFallback = true;
       notify(this.#observer, { type: "poll-fallback" });
     }
     const mapped = this.#session.map(wire);
-    if (!hasError(mapped)) return { wire, mapped };
-    const scrubbed = redactValue(wire.data);
-    for (const event of mapped) event.rawEvent = scrubbed;
-    return { wire: { ...wire, data: scrubbed }, mapped };
+    if (hasError(mapped)) {
+      const scrubbed = redactValue(wire.data);
+      for (const event of mapped) event.rawEvent = scrubbed;
+    }
+    return mapped;
   }
 
   /**
@@ -593,15 +594,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     try {
       for (let wire: WireEvent | undefined = stream.first; wire; ) {
         if (signal.aborted) throw signal.reason;
-        const { wire: delivered, mapped } = this.#mapWire(wire);
-        const skip = this.#suppressedCount(delivered, mapped.length);
+        const mapped = this.#mapWire(wire);
+        const skip = this.#suppressedCount(wire, mapped.length);
         for (let i = 0; i < mapped.length; i++) {
-          const event = this.#emit(mapped, i, delivered, skip);
+          const event = this.#emit(mapped, i, wire, skip);
           if (!event) continue;
           if (batched) out.push(event);
           else yield [event];
         }
-        if (delivered.cursor !== undefined) last = delivered.cursor;
+        if (wire.cursor !== undefined) last = wire.cursor;
         const crossing = this.#spend?.crossing();
         if (crossing) {
           if (out.length > 0) yield out;
