@@ -11,6 +11,7 @@ import type { SourceIndex } from "../../src/protocols/responses/text.js";
 
 const MARKER = /\[web:(\d{1,9})\]/g;
 /** What the end of the text may hold of a marker not yet complete. */
+const EMPTY = /(?:)/;
 const PARTIAL = /\[(?:w(?:e(?:b(?::\d{0,9})?)?)?)?$/;
 
 export class WebMarkers implements InlineCitations {
@@ -37,6 +38,9 @@ export class WebMarkers implements InlineCitations {
     }
     const tail = final ? null : PARTIAL.exec(text.slice(Math.max(end, text.length - 16)));
     this.#held = tail ? tail[0] : "";
+    // V8 keeps the subject of the last successful match (RegExp.lastMatch, `$_`) alive: after
+    // a whole report (a final snapshot), a match on an empty string lets the report go.
+    if (text.length > 4096) EMPTY.exec("");
     return out;
   }
 }
