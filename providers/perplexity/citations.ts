@@ -21,6 +21,11 @@ export class WebMarkers implements InlineCitations {
   #held = "";
 
   scan(appended: string, sources: SourceIndex, final: boolean): Citation[] {
+    if (this.#held === "" && !appended.includes("[")) {
+      // Nearly every delta: no marker starts or ends in it.
+      this.#length += appended.length;
+      return [];
+    }
     const text = this.#held + appended;
     const base = this.#length - this.#held.length;
     this.#length += appended.length;

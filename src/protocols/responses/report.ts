@@ -99,16 +99,17 @@ export class StreamedReport {
   #append(part: TextPart, delta: string): MappedEvent[] {
     part.append(delta);
     this.#streamed.append(delta);
-    const text: MappedEvent = { type: "text", delta };
-    if (!this.#inline) return [text];
-    return [text, ...this.#inlineCitations(delta, false)];
+    const out: MappedEvent[] = [{ type: "text", delta }];
+    if (this.#inline) this.#inlineCitations(delta, false, out);
+    return out;
   }
 
-  #inlineCitations(appended: string, final: boolean): MappedEvent[] {
-    if (!this.#inline) return [];
+  /** Pushes the citations that `appended` completes onto `out`. */
+  #inlineCitations(appended: string, final: boolean, out: MappedEvent[]): void {
+    if (!this.#inline) return;
     const found = this.#inline.scan(appended, this.#sources, final);
     this.#citations += found.length;
-    return found.map((citation) => ({ type: "citation", citation }));
+    for (const citation of found) out.push({ type: "citation", citation });
   }
 
   delta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
@@ -173,7 +174,7 @@ export class StreamedReport {
     }
     if (this.#inline) {
       const rest = out.length > 0 ? (out[0] as { delta: string }).delta : "";
-      out.push(...this.#inlineCitations(rest, true));
+      this.#inlineCitations(rest, true, out);
     } else {
       for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
       for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
