@@ -36,43 +36,42 @@ import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
 import { unavailableModel } from "./unavailable.js";
-import { Generation } from "./wire.js";
+import { ErrorBody, Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
 
 /** OpenRouter-specific readings of an error response; the rest is the status-code mapping. */
 function classify(failure: HttpFailure): SondeError | undefined {
-  const body = (failure.body ?? {}) as {
-    error?: { metadata?: { error_type?: string; reasons?: unknown; flagged_input?: unknown } };
-    availability?: { code?: string; retryable?: boolean };
-  };
+  const parsed = ErrorBody.safeParse(failure.body);
+  const body = parsed.success ? parsed.data : {};
   const metadata = body.error?.metadata;
-  const errorType = metadata?.error_type;
+  const errorType = metadata?.error_type ?? undefined;
+  const availability = body.availability ?? body.error?.availability ?? undefined;
   const common = { provider: "openrouter" as const, status: failure.status, requestId: failure.requestId };
   const message = `openrouter ${failure.status}: ${failure.message}`;
   if (failure.status === 403 && (metadata?.reasons || metadata?.flagged_input || errorType === "moderation"))
     return new InvalidRequestError(`${message}. The input was flagged by moderation; rephrase the query.`, {
       ...common,
-      code: "moderation",
+      providerCode: "moderation",
     });
   if (failure.status === 404)
     return new InvalidRequestError(`${message}. OpenRouter does not serve this model; pick another.`, {
       ...common,
-      code: body.availability?.code ?? "model_not_found",
+      providerCode: body.availability?.code ?? "model_not_found",
     });
-  const availability =
-    body.availability ?? (body.error as { availability?: typeof body.availability })?.availability;
   if (failure.status >= 500 && availability?.retryable === false)
     return new ProviderUnavailableError(
       `${message} (${availability.code ?? "unavailable"}; not retryable).`,
       {
         ...common,
+        providerCode: availability.code ?? failure.code,
         retryable: false,
       },
     );
   if (failure.status >= 400 && failure.status < 500 && ![401, 402, 403, 408, 429].includes(failure.status))
-    return new InvalidRequestError(message, { ...common, code: errorType ?? "invalid_request" });
-  return undefined;
+    return new InvalidRequestError(message, { ...common, providerCode: errorType ?? failure.code });
+  // The numeric `code` repeats the status; `error_type` is OpenRouter's own name for the failure.
+  return errorFromFailure({ ...failure, code: errorType ?? failure.code });
 }
 
 function client(context: ProviderContext, forGet = false): KyInstance {
@@ -218,7 +217,8 @@ class OpenRouterSession implements EngineSession {
 
 /** A 200 JSON body where a stream was expected: `{error: {code, message}}`, code = the real status. */
 function failureOf(response: Response, body: unknown): HttpFailure {
-  const error = (body as { error?: { message?: string; code?: unknown } } | undefined)?.error;
+  const parsed = ErrorBody.safeParse(body);
+  const error = parsed.success ? parsed.data.error : undefined;
   return {
     provider: "openrouter",
     status: typeof error?.code === "number" ? error.code : 502,
@@ -227,7 +227,7 @@ function failureOf(response: Response, body: unknown): HttpFailure {
     requestId: response.headers.get("x-generation-id") ?? undefined,
     retryAfterMs: undefined,
     message: error?.message ?? "the response was not an event stream",
-    code: error?.code === undefined ? undefined : String(error.code),
+    code: error?.metadata?.error_type ?? (error?.code == null ? undefined : String(error.code)),
   };
 }
 

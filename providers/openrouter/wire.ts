@@ -49,6 +49,36 @@ export const ChunkError = z.object({
     .catch(undefined),
 });
 
+const Availability = z
+  .looseObject({ code: z.string().nullish(), retryable: z.boolean().nullish() })
+  .nullish()
+  .catch(undefined);
+
+/**
+ * An HTTP error body: `{"error": {code, message, metadata}}`; moderation refusals name `reasons`
+ * and `flagged_input` in `metadata`, and an unroutable model carries an `availability` code
+ * (WIRE.md §6), at the top level or inside `error`.
+ */
+export const ErrorBody = z.looseObject({
+  error: z
+    .looseObject({
+      code: z.union([z.number(), z.string()]).nullish().catch(undefined),
+      message: z.string().nullish().catch(undefined),
+      metadata: z
+        .looseObject({
+          error_type: z.string().nullish().catch(undefined),
+          reasons: z.unknown(),
+          flagged_input: z.unknown(),
+        })
+        .nullish()
+        .catch(undefined),
+      availability: Availability,
+    })
+    .nullish()
+    .catch(undefined),
+  availability: Availability,
+});
+
 export const ChunkUsage = z.object({
   prompt_tokens: count,
   completion_tokens: count,

@@ -519,9 +519,9 @@ function asSondeError(error: unknown): SondeError {
   if (SondeError.isInstance(error)) return error;
   const detail = error instanceof Error ? error.message : String(error);
   return new ProviderJobError(
-    "portable_error",
+    "job_failed",
     `portable: the research loop stopped: ${detail}. Its progress up to here is saved; attach the job's ref to continue.`,
-    { provider: "portable", cause: error },
+    { provider: "portable", providerCode: "portable_error", cause: error },
   );
 }
 
