@@ -216,6 +216,25 @@ export class ModelUnavailableError extends InvalidRequestError {
   }
 }
 
+/**
+ * An adapter given to `createSonde` (or `new Sonde()`) implements another version of the
+ * adapter spec than this Sonde: `specVersion` is what it declared, `provider` what it runs.
+ * Thrown when the client is made, before any job.
+ */
+export class UnsupportedAdapterError extends SondeError {
+  static override readonly errorName: string = "UnsupportedAdapterError";
+  readonly specVersion: unknown;
+  constructor(provider: string, specVersion: unknown, supported: number) {
+    super(
+      "unsupported_adapter",
+      `The adapter for "${provider}" implements adapter spec ${String(specVersion)}; this Sonde runs version ${supported}. ` +
+        "Use the adapter's release for this Sonde (or the Sonde it needs).",
+      { retryable: false },
+    );
+    this.specVersion = specVersion;
+  }
+}
+
 /** The engine cannot honour an option of the request; it is rejected, never dropped. */
 export class UnsupportedOptionError extends InvalidRequestError {
   static override readonly errorName: string = "UnsupportedOptionError";

@@ -33,6 +33,7 @@ import {
 import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
 import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
+import { hostedSettingsSchema } from "./settings.js";
 import { errorBodyCode, Invocation, Job } from "./wire.js";
 
 /** How long cancel() waits for `canceled` after the DELETE before answering `pending` (`hosted.cancelWaitMs`). */
@@ -266,6 +267,7 @@ function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
 export const hostedAdapter: ResearchAdapter = {
   specVersion,
   provider: "hosted",
+  settingsSchema: hostedSettingsSchema,
   // The service takes a prompt only: files, documents, provider tools, metadata and result
   // limits are not in `supports`, so the core rejects them before anything is sent or billed.
   supports: ["instructions", "asOf", "output"],

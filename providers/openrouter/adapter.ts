@@ -35,6 +35,7 @@ import {
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
+import { openrouterSettingsSchema } from "./settings.js";
 import { unavailableModel } from "./unavailable.js";
 import { ErrorBody, Generation } from "./wire.js";
 
@@ -241,6 +242,7 @@ const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 export const openrouterAdapter: ResearchAdapter = {
   specVersion,
   provider: "openrouter",
+  settingsSchema: openrouterSettingsSchema,
   supports: ["instructions", "asOf", "output", "reasoning"],
 
   validate(request) {

@@ -282,6 +282,8 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
 export const portableAdapter: ResearchAdapter = {
   specVersion,
   provider: "portable",
+  // No settingsSchema here: `portableSettingsSchema` is checked field by field when a job starts
+  // (validateConfig), so a client with a bad portable section still serves the other engines.
   supports: ["instructions", "asOf", "output", "tools", "sources", "budget", "idempotencyKey"],
 
   validate(request, context) {

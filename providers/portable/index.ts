@@ -21,6 +21,7 @@ export {
 export { htmlToText } from "./html.js";
 export { defaultBudget } from "./operations.js";
 export type { SearchConfig, SearchProvider } from "./search.js";
+export { type PortableSettings, portableSettingsSchema } from "./settings.js";
 export { MAX_OUTPUT_TOKENS } from "./steps/ask.js";
 export { createFileStore, type FileStoreOptions, type FileSystem } from "./store/file.js";
 export { createMemoryStore } from "./store/memory.js";
