@@ -100,6 +100,13 @@ function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderNa
  * A Sonde client running exactly the engines it is given: an app bundles only those.
  * `new Sonde()` (from `sonde`) is this with every engine. Keys come from options or the
  * environment as for `new Sonde()`.
+ * @example
+ * ```ts
+ * import { createSonde } from "sonde/core";
+ * import { openaiAdapter } from "sonde/providers/openai";
+ *
+ * const client = createSonde({ adapters: [openaiAdapter], openai: { apiKey: process.env.OPENAI_API_KEY } });
+ * ```
  */
 export function createSonde(options: CreateSondeOptions): SondeClient {
   const { adapters, ...rest } = options;

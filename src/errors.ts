@@ -453,6 +453,13 @@ export class JobAbortedError extends SondeError {
  * event) rather than as an HTTP status: quota, rate and auth codes get their own
  * classes, anything else is a `ProviderJobError` (`job_failed`) carrying the provider's code
  * as `providerCode`.
+ * @example
+ * ```ts
+ * import { errorFromReport } from "sonde";
+ *
+ * const error = errorFromReport("openai", { code: "insufficient_quota", message: "You exceeded your quota" });
+ * error.code; // "insufficient_credit" (an InsufficientCreditError); error.providerCode: "insufficient_quota"
+ * ```
  */
 export function errorFromReport(
   provider: ProviderName,

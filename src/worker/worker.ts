@@ -265,6 +265,16 @@ async function processJob(env: WorkerEnv, bull: Job<{ id: string }>, token?: str
   }
 }
 
+/**
+ * The consumer side of `sonde/worker`: a BullMQ worker that runs queued research jobs (see the README, Fleets).
+ * @example
+ * ```ts
+ * import { createResearchWorker } from "sonde/worker";
+ *
+ * const { close } = createResearchWorker({ redis, client, concurrency: 4, engineLimits: { hosted: 1 } });
+ * process.on("SIGTERM", () => void close());
+ * ```
+ */
 export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
   const prefix = setup.prefix ?? "sonde:";
   const { redis, client } = setup;

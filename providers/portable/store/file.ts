@@ -22,6 +22,12 @@ export interface FileStoreOptions {
  * (`jobs/<jobId>/leases/<token>.json`, each token created exclusively) let one of them run
  * a job while the others tail it. The fencing check reads the newest token before each
  * write: unlike the Redis store's, it is not atomic with the write.
+ * @example
+ * ```ts
+ * import { createFileStore } from "sonde/providers/portable";
+ *
+ * const client = new Sonde({ portable: { store: createFileStore({ dir: "./research-jobs" }) } });
+ * ```
  */
 export function createFileStore(options: FileStoreOptions): JobStore {
   const cwd = (globalThis as { process?: { cwd?: () => string } }).process?.cwd?.() ?? "";
