@@ -45,7 +45,7 @@ export interface ChatErrorDialect {
   notServed: string;
 }
 
-/** Mid-stream `error_type`s a fresh request may get past (WIRE.md §6). */
+/** Mid-stream `error_type`s a fresh request may get past (providers/openrouter/WIRE.md §6). */
 const transientErrors = new Set([
   "rate_limit_exceeded",
   "provider_overloaded",
