@@ -8,6 +8,8 @@ import { perplexity } from "./perplexity.js";
 import { portable } from "./portable.js";
 import { Catalog, type ModelInfo } from "./schema.js";
 
+/** The catalog's known ids, as the literal tuple `ModelId` offers (a type: the list itself is `knownModelIds()`). */
+export type { modelIds } from "./ids.js";
 export { distance, type ModelFilter } from "./lookup.js";
 export * from "./schema.js";
 
@@ -27,6 +29,15 @@ export function knownModelIds(): string[] {
  */
 export type ModelId = (typeof modelIds)[number] | `portable:${string}/${string}` | (string & {});
 
+/**
+ * The catalog's entries, optionally of one provider and without the retired ones.
+ * @example
+ * ```ts
+ * import { listModels } from "sonde/catalog";
+ *
+ * const gemini = listModels({ provider: "gemini", excludeRetired: true }).map((m) => m.id);
+ * ```
+ */
 export function listModels(filter: ModelFilter = {}): ModelInfo[] {
   return listIn(models, filter);
 }
@@ -35,6 +46,13 @@ export function listModels(filter: ModelFilter = {}): ModelInfo[] {
  * The catalog entry for `provider:model`: an exact id, a provider alias (dated
  * snapshot), or a family entry (`portable:*`). The returned entry's `id` and `model`
  * are those of the request, so family members keep their own names.
+ * @example
+ * ```ts
+ * import { findModel } from "sonde/catalog";
+ *
+ * const info = findModel("openai:gpt-5.5-pro");
+ * console.log(info?.provider, info?.lifecycle, info?.pricing);
+ * ```
  */
 export function findModel(id: string): ModelInfo | undefined {
   return findIn(models, id);
@@ -43,6 +61,12 @@ export function findModel(id: string): ModelInfo | undefined {
 /**
  * Up to `limit` catalog ids closest to `id` (edit distance), for "did you mean" messages.
  * Retired models are left out: a suggestion must be a model the user can start.
+ * @example
+ * ```ts
+ * import { nearestModels } from "sonde/catalog";
+ *
+ * nearestModels("openai:gpt5-pro"); // the closest current ids, "openai:gpt-5.5-pro" first
+ * ```
  */
 export function nearestModels(id: string, limit = 3): string[] {
   return nearestIn(models, id, limit);

@@ -22,6 +22,7 @@ import { classifyFailure, describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
 import { buildCreateBody, checkRequest } from "./request.js";
 import { type AttachPoint, GeminiSession } from "./session.js";
+import { geminiSettingsSchema } from "./settings.js";
 import { API_REVISION, DEFAULT_BASE_URL, isTerminalStatus, WireInteraction } from "./wire.js";
 
 const clients = new WeakMap<ProviderContext, HttpClient>();
@@ -135,6 +136,7 @@ export const geminiAdapter: ResearchAdapter = {
   specVersion,
   models: gemini,
   provider: "gemini",
+  settingsSchema: geminiSettingsSchema,
   supports: ["instructions", "asOf", "output", "tools", "reasoning", "previousJobId"],
 
   validate(request) {

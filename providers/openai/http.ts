@@ -5,7 +5,12 @@
 import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { createHttpClient, type HttpClient, type HttpFailure } from "../../src/transport/http.js";
+import {
+  createHttpClient,
+  errorFromFailure,
+  type HttpClient,
+  type HttpFailure,
+} from "../../src/transport/http.js";
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
@@ -13,7 +18,7 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * A 429 whose code is `insufficient_quota` is an empty account, not a rate limit:
  * waiting will not clear it, so it must not be retried.
  */
-export function classify(failure: HttpFailure): SondeError | undefined {
+export function classify(failure: HttpFailure): SondeError {
   const parsed = WireErrorBody.safeParse(failure.body);
   const error = parsed.success ? parsed.data.error : undefined;
   if (
@@ -22,10 +27,15 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   ) {
     return new InsufficientCreditError(
       `openai 429: ${failure.message} Add credit or raise the limit at platform.openai.com/settings/organization/billing; retrying will not help.`,
-      { provider: "openai", status: 429, ...(failure.requestId && { requestId: failure.requestId }) },
+      {
+        provider: "openai",
+        status: 429,
+        providerCode: "insufficient_quota",
+        ...(failure.requestId && { requestId: failure.requestId }),
+      },
     );
   }
-  return undefined;
+  return errorFromFailure({ ...failure, code: error?.code ?? error?.type ?? failure.code });
 }
 
 export function openaiHttp(context: ProviderContext): HttpClient {

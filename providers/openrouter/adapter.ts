@@ -37,6 +37,7 @@ import {
 } from "../../src/transport/http.js";
 import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
+import { openrouterSettingsSchema } from "./settings.js";
 import { unavailableModel } from "./unavailable.js";
 import { usageReportOf } from "./usage.js";
 import { Generation } from "./wire.js";
@@ -185,6 +186,7 @@ export const openrouterAdapter: ResearchAdapter = {
   specVersion,
   models: openrouter,
   provider: "openrouter",
+  settingsSchema: openrouterSettingsSchema,
   supports: ["instructions", "asOf", "output", "reasoning"],
 
   validate(request) {

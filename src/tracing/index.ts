@@ -45,7 +45,15 @@ const genAiProvider: Record<ProviderName, string> = {
   portable: "sonde.portable",
 };
 
-/** Turns jobs into spans; pass it as `new Sonde({ telemetry: sondeTracing() })`. */
+/**
+ * Turns jobs into spans; pass it as `new Sonde({ telemetry: sondeTracing() })`.
+ * @example
+ * ```ts
+ * import { sondeTracing } from "sonde/tracing";
+ *
+ * const client = new Sonde({ telemetry: sondeTracing() });
+ * ```
+ */
 export function sondeTracing(options: SondeTracingOptions = {}): SondeTelemetry {
   // Loaded now, so a missing package is said when the client is built, not at the first job.
   const global = options.tracer || options.tracerProvider ? undefined : loadOpenTelemetry().trace;
