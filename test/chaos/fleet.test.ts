@@ -11,21 +11,18 @@
  * in flight must hold across the fleet.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStore } from "../../providers/portable/index.js";
 import { Sonde, type SondeOptions } from "../../src/index.js";
 import { createResearchQueue, type ResearchQueue } from "../../src/worker/index.js";
+import { bundleScript } from "../helpers/bundle.js";
 import { type Loopback, startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 import { type FleetFake, geminiFake, openAIFake, openAITranscript } from "./fleet-fakes.js";
 
 const JOBS = Number(process.env.CHAOS_JOBS ?? 15);
 const WORKERS = 3;
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const bundle = `${root}node_modules/.cache/sonde-chaos/fleet-worker.mjs`;
+let bundle: string;
 const prefix = "chaos:";
 const queueName = "chaos";
 /** OpenAI's streaming models retired on 2026-07-23: their queue's clients read an earlier date. */
@@ -145,18 +142,7 @@ const ready = (child: ChildProcess) =>
   });
 
 beforeAll(async () => {
-  mkdirSync(`${root}node_modules/.cache/sonde-chaos`, { recursive: true });
-  await build({
-    entryPoints: [`${root}test/chaos/fleet-worker.ts`],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22",
-    outfile: bundle,
-    external: ["ioredis", "bullmq", "msw", "msw/node"],
-    loader: { ".lua": "text" },
-    logLevel: "error",
-  });
+  bundle = await bundleScript("test/chaos/fleet-worker.ts", "fleet-worker");
   redis = await startRedis({ persistent: true });
   hosted = hostedFake();
   loopback = await hosted.server;
