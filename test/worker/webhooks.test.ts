@@ -1,12 +1,16 @@
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Sonde } from "../../src/index.js";
 import {
   createResearchQueue,
+  createResearchWorker,
   InvalidWebhookSignatureError,
   openAIWebhookHandler,
   verifyOpenAIWebhook,
 } from "../../src/worker/index.js";
+import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
 // A Standard Webhooks secret: whsec_ + base64 key bytes.
@@ -94,6 +98,80 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
         expect(await handle(other, signed(other))).toBeUndefined();
       } finally {
         await queue.close();
+      }
+    });
+
+    it("a poll-only OpenAI job in the worker: a signed response.completed wakes it at once and it completes; a bad signature is refused", async () => {
+      const prefix = "wh2:";
+      const poll = (name: string) =>
+        JSON.parse(
+          readFileSync(new URL(`../fixtures/openai/poll/pro.${name}.json`, import.meta.url), "utf8"),
+        );
+      let finished = false;
+      const api = await startLoopback((request, response: ServerResponse) => {
+        response.writeHead(200, { "content-type": "application/json" });
+        const body = request.method === "POST" ? "queued" : finished ? "completed" : "in-progress";
+        response.end(JSON.stringify(poll(body)));
+      });
+      const client = () =>
+        new Sonde({
+          env: {},
+          openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` },
+          // In-process polls far apart: only the wake can bring the result in time.
+          retry: { attempts: 1, minDelayMs: 60_000, maxDelayMs: 60_000 },
+        });
+      const queue = createResearchQueue({
+        redis: redis.client(),
+        client: client(),
+        prefix,
+        queueName: "wh2",
+      });
+      const worker = createResearchWorker({
+        redis: redis.client(),
+        client: client(),
+        prefix,
+        queueName: "wh2",
+        holdMs: 150,
+        // Without the webhook, the next poll is ten minutes away.
+        wakeBackoff: { minMs: 600_000, maxMs: 600_000 },
+      });
+      const until = async (check: () => Promise<boolean>) => {
+        const end = Date.now() + 15_000;
+        while (!(await check())) {
+          if (Date.now() > end) throw new Error("condition not met in time");
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      };
+      try {
+        const { id } = await queue.enqueue(
+          { model: "openai:gpt-5.5-pro", query: "Battery rules in 2025?" },
+          { idempotencyKey: "webhook-job" },
+        );
+        await until(async () => (await queue.status(id))?.status === "waiting");
+        const wake = (await queue.queue.getJob(`${id}-wake-1`))!;
+        expect(wake.opts.delay).toBe(600_000);
+        finished = true;
+        const handle = openAIWebhookHandler(queue, SECRET);
+        const body = completed(poll("completed").id);
+        // Signed with another secret: refused, and the job keeps waiting.
+        const forged = signed(body, { key: Buffer.from("not-the-endpoint-secret") });
+        await expect(handle(body, forged)).rejects.toSatisfy((e: unknown) =>
+          InvalidWebhookSignatureError.isInstance(e),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect((await queue.status(id))?.status).toBe("waiting");
+        expect(await (await queue.queue.getJob(wake.id!))!.isDelayed()).toBe(true);
+        const wokeAt = Date.now();
+        expect(await handle(body, signed(body))).toBe(id);
+        await until(async () => (await queue.status(id))?.status === "completed");
+        expect(Date.now() - wokeAt).toBeLessThan(15_000);
+        const result = (await queue.result(id))!;
+        expect(result.report).toContain("# Battery rules");
+        expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+      } finally {
+        await worker.close();
+        await queue.close();
+        await api.close();
       }
     });
   });

@@ -243,7 +243,8 @@ describe("sonde/worker: slots and holds around the submission", () => {
         answeredAt = Date.now();
         return reply(response, 200, invoked("job_slow"));
       }
-      if (Date.now() < answeredAt + 500) return reply(response, 200, { job_id: "job_slow", status: "running" });
+      if (Date.now() < answeredAt + 500)
+        return reply(response, 200, { job_id: "job_slow", status: "running" });
       return reply(response, 200, {
         job_id: "job_slow",
         status: "completed",
@@ -305,12 +306,10 @@ describe("sonde/worker: slots and holds around the submission", () => {
       const first = await queue.enqueue({ model: HOSTED, query: "Lost answer" }, { idempotencyKey: "a" });
       // A worker sent the invoke and died before storing the ref.
       const sentAt = Date.now();
-      await redis
-        .client()
-        .hset(`${prefix}job:{${first.id}}`, {
-          submittingAt: new Date(sentAt).toISOString(),
-          status: "running",
-        });
+      await redis.client().hset(`${prefix}job:{${first.id}}`, {
+        submittingAt: new Date(sentAt).toISOString(),
+        status: "running",
+      });
       const worker = createResearchWorker({
         redis: redis.client(),
         client: hostedClient(api.url, prefix),
