@@ -41,6 +41,14 @@ export interface EventLog {
   /** Events stored so far. */
   read(jobId: string): Promise<ResearchEvent[]>;
   keys(jobId: string): { events: string; state: string };
+  /** How long a job's events are kept after their last write. */
+  readonly ttlMs: number;
+}
+
+/** An event as the log stores it: rawEvent is the engine's payload, large, and only useful to the process that got it. */
+export function storedEventJson(event: ResearchEvent): string {
+  const { rawEvent: _raw, ...stored } = event;
+  return JSON.stringify(stored);
 }
 
 export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
@@ -53,16 +61,13 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
   const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
     const args: (string | number)[] = [ttl, state ? JSON.stringify(state.ref) : ""];
-    for (const event of events) {
-      // rawEvent is the engine's payload: large, and only useful to the process that got it.
-      const { rawEvent: _raw, ...stored } = event;
-      args.push(event.seq, JSON.stringify(stored));
-    }
+    for (const event of events) args.push(event.seq, storedEventJson(event));
     const k = keys(jobId);
     return Number(await runScript(redis, "appendResearchEvent", [k.events, k.state], args));
   };
   return {
     keys,
+    ttlMs: ttl,
     appendMany,
     async append(jobId, event, state) {
       return (await appendMany(jobId, [event], state)) === 1;

@@ -11,7 +11,7 @@ import type { SondeClient } from "../client.js";
 import { SondeError } from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
-import type { EventLog } from "../redis/events.js";
+import { type EventLog, storedEventJson } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
@@ -47,6 +47,20 @@ class Hold {
 
 type Resolved = ReturnType<SondeClient["research"]["validate"]>;
 
+/** What the job's stream held when the run began. */
+export interface StoredSoFar {
+  /** Events stored: the next event's seq. */
+  count: number;
+  /** The last one was `done`. */
+  done: boolean;
+}
+
+/** The job's `done` event, stored with its result in one step. */
+interface FinalEvent {
+  event: ResearchEvent;
+  ref: unknown;
+}
+
 export class JobRun {
   readonly #ctx: RunContext;
   readonly #id: string;
@@ -54,10 +68,18 @@ export class JobRun {
   readonly #request: ResearchRequest;
   readonly #resolved: Resolved;
   readonly #keys: ReturnType<typeof stateKeys>;
+  readonly #stored: StoredSoFar;
   #keepSlot = false;
 
-  constructor(ctx: RunContext, state: WorkerJobState, request: ResearchRequest, resolved: Resolved) {
+  constructor(
+    ctx: RunContext,
+    state: WorkerJobState,
+    stored: StoredSoFar,
+    request: ResearchRequest,
+    resolved: Resolved,
+  ) {
     this.#ctx = ctx;
+    this.#stored = stored;
     this.#id = state.id;
     this.#state = state;
     this.#request = request;
@@ -81,11 +103,26 @@ export class JobRun {
     return (await acquireSlot(this.#ctx.redis, [slots], [this.#id, limit, Date.now()])) === 1;
   }
 
-  /** Stores the outcome (and result) and gives the slot back, in one round trip. */
-  async #finish(status: WorkerJobStatus, result?: unknown, error?: { code: string; message: string }) {
-    const { redis, resultTtlMs } = this.#ctx;
+  /**
+   * Stores the outcome (and result, and the job's `done` event) and gives the slot back, in
+   * one atomic step: whoever sees `done` in the stream can read the result at once.
+   */
+  async #finish(
+    status: WorkerJobStatus,
+    result?: unknown,
+    error?: { code: string; message: string },
+    final?: FinalEvent,
+  ) {
+    const { redis, resultTtlMs, events } = this.#ctx;
     const multi = redis.multi();
     if (result !== undefined) multi.set(this.#keys.result, JSON.stringify(result), "PX", resultTtlMs);
+    if (final) {
+      const stream = events.keys(this.#id).events;
+      // An id at or below the last stored one fails alone; a MULTI runs the rest regardless.
+      multi.xadd(stream, `0-${final.event.seq + 1}`, "e", storedEventJson(final.event));
+      multi.pexpire(stream, events.ttlMs);
+      if (final.ref) multi.hset(this.#keys.state, { ref: JSON.stringify(final.ref) });
+    }
     multi.hset(this.#keys.state, { status, ...(error && { error: JSON.stringify(error) }) });
     multi.pexpire(this.#keys.state, resultTtlMs);
     if (this.#limit !== undefined && !this.#keepSlot) multi.zrem(this.#keys.slots(this.#provider), this.#id);
@@ -125,14 +162,11 @@ export class JobRun {
 
   /** Drives `job` to its end or to a hold, writing its events as they come. */
   async drive(job: ResearchJob): Promise<WorkerJobStatus> {
-    const { redis, events } = this.#ctx;
-    const key = events.keys(this.#id).events;
-    const [stored, tail] = (await redis.multi().xlen(key).xrevrange(key, "+", "-", "COUNT", 1).exec())!;
-    let seq = stored![1] as number;
-    // A worker that died after storing the job's `done` but before its result: the attach
-    // produces `done` again (it is not a provider event the ref's cursor covers); store it once.
-    const last = (tail![1] as [string, string[]][])[0];
-    const doneStored = last !== undefined && (JSON.parse(last[1][1]!) as ResearchEvent).type === "done";
+    let seq = this.#stored.count;
+    // `done` is stored with the result; a stream that ends with it anyway (an older worker's)
+    // gets no second one from the attach.
+    const doneStored = this.#stored.done;
+    let final: FinalEvent | undefined;
     const writer = this.#writer();
     const unsettled: ResearchEvent[] = [];
     let progressed = false;
@@ -158,6 +192,10 @@ export class JobRun {
           unsettled.push(event);
           continue;
         }
+        if (event.type === "done") {
+          final = { event: { ...event, seq: seq++ }, ref: refOf(job) };
+          continue;
+        }
         writer.push({ ...event, seq: seq++ }, refOf(job));
         if (event.type === "created") writer.flush().then(hold, () => {});
         progressed = true;
@@ -165,7 +203,7 @@ export class JobRun {
       await writer.flush();
       const result = await job.result();
       await cancels.settled();
-      return await this.#finish(result.status as WorkerJobStatus, result);
+      return await this.#finish(result.status as WorkerJobStatus, result, undefined, final);
     } catch (error) {
       // Whatever was read is stored before the run ends, so the next run resumes after it.
       await writer.flush();

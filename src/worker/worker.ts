@@ -76,12 +76,29 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
 
   const processJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
     const { id } = bull.data;
-    const hash = await redis.hgetall(stateKeys(prefix, id).state);
+    const stream = context.events.keys(id).events;
+    // The job's state and where its stream ends, in one round trip.
+    const [[, hash], [, count], [, tail]] = (await redis
+      .multi()
+      .hgetall(stateKeys(prefix, id).state)
+      .xlen(stream)
+      .xrevrange(stream, "+", "-", "COUNT", 1)
+      .exec()) as [unknown, unknown][] as [
+      [unknown, Record<string, string>],
+      [unknown, number],
+      [unknown, [string, string[]][]],
+    ];
     const state = stateOf(id, hash);
-    if (!state || !hash.request) return "missing";
+    const requestText = hash.request;
+    if (!state || !requestText) return "missing";
     if (FINAL_STATUSES.includes(state.status) || state.status === "deferred") return state.status;
-    const request = JSON.parse(hash.request) as ResearchRequest;
-    const run = new JobRun(context, state, request, client.research.validate(request));
+    const request = JSON.parse(requestText) as ResearchRequest;
+    const last = (tail as [string, string[]][])[0];
+    const stored = {
+      count: Number(count),
+      done: last !== undefined && JSON.parse(last[1][1]!).type === "done",
+    };
+    const run = new JobRun(context, state, stored, request, client.research.validate(request));
     if (!(await run.takeSlot())) {
       // Every slot is taken by jobs still in flight: look again shortly.
       await bull.moveToDelayed(Date.now() + 1_000, token);

@@ -54,6 +54,11 @@ describe("sonde/worker", () => {
       await expect(
         queue.enqueue({ model: DEMO, query: "other" }, { idempotencyKey: "job-0" }),
       ).rejects.toSatisfy((e: unknown) => IdempotencyConflictError.isInstance(e));
+      // `done` and the result are stored in one step: a watcher that saw `done` reads the result at once.
+      for (const handle of handles) {
+        for await (const event of queue.events.tail(handle.id)) if (event.type === "done") break;
+        expect(await queue.result(handle.id)).toBeDefined();
+      }
       await until(async () => (await Promise.all(handles.map((h) => queue.result(h.id)))).every(Boolean));
       // A worker that died after storing `done` but before the result: the next run stores
       // the result and no second `done`.
