@@ -21,6 +21,7 @@ import {
   SONAR_SHUTDOWN,
 } from "./http.js";
 import { createBody, settingsOf, supportedOptions, validateRequest } from "./request.js";
+import { perplexityTrail } from "./trail.js";
 import { perplexityUsage } from "./usage.js";
 
 /** How long cancel() polls for `cancelled` after the ack (`perplexity.cancelWaitMs`). */
@@ -35,6 +36,7 @@ export const perplexityEngine: ResponsesEngine = {
     label: "Perplexity",
     usage: perplexityUsage,
     inlineCitations: () => new WebMarkers(),
+    trail: perplexityTrail,
   },
   endpoints: {
     http: perplexityHttp,
