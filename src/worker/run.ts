@@ -36,6 +36,8 @@ export interface RunContext {
   resultTtlMs: number;
   holdMs: number;
   cancelPollMs: number;
+  /** How long a job's events gather before they are written together. */
+  eventBatchMs: number;
   indeterminateSlotMs: number | undefined;
   repeatInterruptedCalls: boolean;
 }
@@ -216,14 +218,16 @@ export class JobRun {
   }
 
   #writer(): EventWriter {
-    const { redis, events, resultTtlMs } = this.#ctx;
+    const { redis, events, resultTtlMs, eventBatchMs } = this.#ctx;
     return new EventWriter(async ({ events: batch, ref }) => {
-      await events.appendMany(this.#id, batch, ref ? { ref } : undefined);
       const created = batch.find((event) => event.type === "created");
-      // So a provider's webhook (which names its own job id) can wake this job.
-      if (created?.type === "created")
-        await redis.set(this.#keys.byProviderJob(this.#provider, created.jobId), this.#id, "PX", resultTtlMs);
-    });
+      await Promise.all([
+        events.appendMany(this.#id, batch, ref ? { ref } : undefined),
+        // So a provider's webhook (which names its own job id) can wake this job.
+        created?.type === "created" &&
+          redis.set(this.#keys.byProviderJob(this.#provider, created.jobId), this.#id, "PX", resultTtlMs),
+      ]);
+    }, eventBatchMs);
   }
 
   /** Cancels the job once a cancellation is stored, and records the outcome. */

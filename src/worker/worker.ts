@@ -35,6 +35,11 @@ export interface WorkerSetup {
   resultTtlMs?: number;
   /** How often a running job checks for a stored cancellation. @defaultValue 500 */
   cancelPollMs?: number;
+  /**
+   * A job's events are written to its stream in batches gathered over this long (one round
+   * trip each, with the ref): watchers see them this much later. @defaultValue 5
+   */
+  eventBatchMs?: number;
   /** BullMQ lock: a worker silent this long is stalled and its job moves on. @defaultValue 30_000 */
   lockDurationMs?: number;
   /**
@@ -70,6 +75,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     resultTtlMs: setup.resultTtlMs ?? 7 * DAY_MS,
     holdMs: setup.holdMs ?? 60_000,
     cancelPollMs: setup.cancelPollMs ?? 500,
+    eventBatchMs: setup.eventBatchMs ?? 5,
     indeterminateSlotMs: setup.indeterminateSlotMs,
     repeatInterruptedCalls: setup.repeatInterruptedCalls ?? false,
   };

@@ -147,7 +147,9 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
           { model: "openai:gpt-5.5-pro", query: "Battery rules in 2025?" },
           { idempotencyKey: "webhook-job" },
         );
-        await until(async () => (await queue.status(id))?.status === "waiting");
+        // Waiting, with its next wake queued (the status is written just before the wake).
+        await until(async () => (await queue.queue.getJob(`${id}-wake-1`)) !== undefined);
+        expect((await queue.status(id))?.status).toBe("waiting");
         const wake = (await queue.queue.getJob(`${id}-wake-1`))!;
         expect(wake.opts.delay).toBe(600_000);
         finished = true;
