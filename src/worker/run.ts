@@ -267,7 +267,13 @@ export class JobRun {
         : Math.min(backoff.maxMs, Math.max(backoff.minMs, (this.#state.backoffMs ?? backoff.minMs / 2) * 2));
       const generation = await redis.hincrby(this.#keys.state, "wakes", 1);
       await redis.hset(this.#keys.state, { status: "waiting", failures, backoffMs: delay });
-      await wakes.add("wake", { id: this.#id }, { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS });
+      const wake = await wakes.add(
+        "wake",
+        { id: this.#id },
+        { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS },
+      );
+      // A webhook that came while this run was going found no wake to promote: promote it now.
+      if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
       return "waiting";
     }
     if (unsettled.length > 0)

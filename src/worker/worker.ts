@@ -89,6 +89,8 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       .hgetall(stateKeys(prefix, id).state)
       .xlen(stream)
       .xrevrange(stream, "+", "-", "COUNT", 1)
+      // This run answers any wake asked for so far.
+      .hdel(stateKeys(prefix, id).state, "wakeRequestedAt")
       .exec()) as [unknown, unknown][] as [
       [unknown, Record<string, string>],
       [unknown, number],

@@ -101,8 +101,8 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
       }
     });
 
-    it("a poll-only OpenAI job in the worker: a signed response.completed wakes it at once and it completes; a bad signature is refused", async () => {
-      const prefix = "wh2:";
+    /** An OpenAI poll-only job's fleet: the fake answers in_progress until `finish()`. */
+    async function pollOnlyFleet(prefix: string, holdMs: number) {
       const poll = (name: string) =>
         JSON.parse(
           readFileSync(new URL(`../fixtures/openai/poll/pro.${name}.json`, import.meta.url), "utf8"),
@@ -124,14 +124,14 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
         redis: redis.client(),
         client: client(),
         prefix,
-        queueName: "wh2",
+        queueName: prefix.replace(":", ""),
       });
       const worker = createResearchWorker({
         redis: redis.client(),
         client: client(),
         prefix,
-        queueName: "wh2",
-        holdMs: 150,
+        queueName: prefix.replace(":", ""),
+        holdMs,
         // Without the webhook, the next poll is ten minutes away.
         wakeBackoff: { minMs: 600_000, maxMs: 600_000 },
       });
@@ -142,19 +142,35 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       };
+      const enqueue = async () =>
+        (
+          await queue.enqueue(
+            { model: "openai:gpt-5.5-pro", query: "Battery rules in 2025?" },
+            { idempotencyKey: `${prefix}job` },
+          )
+        ).id;
+      const close = async () => {
+        await worker.close();
+        await queue.close();
+        await api.close();
+      };
+      const finish = () => {
+        finished = true;
+      };
+      return { api, queue, until, enqueue, finish, close, body: completed(poll("completed").id) };
+    }
+
+    it("a poll-only OpenAI job in the worker: a signed response.completed wakes it at once and it completes; a bad signature is refused", async () => {
+      const { api, queue, until, enqueue, finish, close, body } = await pollOnlyFleet("wh2:", 150);
       try {
-        const { id } = await queue.enqueue(
-          { model: "openai:gpt-5.5-pro", query: "Battery rules in 2025?" },
-          { idempotencyKey: "webhook-job" },
-        );
+        const id = await enqueue();
         // Waiting, with its next wake queued (the status is written just before the wake).
         await until(async () => (await queue.queue.getJob(`${id}-wake-1`)) !== undefined);
         expect((await queue.status(id))?.status).toBe("waiting");
         const wake = (await queue.queue.getJob(`${id}-wake-1`))!;
         expect(wake.opts.delay).toBe(600_000);
-        finished = true;
+        finish();
         const handle = openAIWebhookHandler(queue, SECRET);
-        const body = completed(poll("completed").id);
         // Signed with another secret: refused, and the job keeps waiting.
         const forged = signed(body, { key: Buffer.from("not-the-endpoint-secret") });
         await expect(handle(body, forged)).rejects.toSatisfy((e: unknown) =>
@@ -171,9 +187,24 @@ describe("OpenAI webhooks (Standard Webhooks signatures)", () => {
         expect(result.report).toContain("# Battery rules");
         expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
       } finally {
-        await worker.close();
-        await queue.close();
-        await api.close();
+        await close();
+      }
+    });
+
+    it("a webhook that comes while the job is still running wakes it as soon as it gives its slot back", async () => {
+      const { queue, until, enqueue, finish, close, body } = await pollOnlyFleet("wh3:", 800);
+      try {
+        const id = await enqueue();
+        const handle = openAIWebhookHandler(queue, SECRET);
+        // Running, its ref (and the response id the webhook names) stored, no wake queued yet.
+        await until(async () => (await handle(body, signed(body))) === id);
+        expect(await queue.queue.getJob(`${id}-wake-1`)).toBeUndefined();
+        finish();
+        // Without the remembered wake request its first wake would be ten minutes away.
+        await until(async () => (await queue.status(id))?.status === "completed");
+        expect((await queue.queue.getJob(`${id}-wake-1`))?.opts.delay).toBe(600_000);
+      } finally {
+        await close();
       }
     });
   });
