@@ -10,7 +10,7 @@ import type { ResearchEvent } from "../../src/index.js";
 import { Sonde } from "../../src/index.js";
 import { createEventLog, createRedisStore } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
-import { startRedis } from "../helpers/redis-server.js";
+import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
 const EVENTS = 5_000;
 const LATENCY_EVENTS = 1_000;
@@ -92,75 +92,81 @@ test("fleet: store and tail throughput, tail latency, worker overhead", async ()
     figures["tail latency median, ms"] = quantile(latencies, 0.5).toFixed(2);
     figures["tail latency p99, ms"] = quantile(latencies, 0.99).toFixed(2);
 
-    // 4. Worker overhead: the same demo jobs, one at a time, alternating a direct run and a run
-    // through the queue (enqueue → worker → result read back), so load on a shared machine
-    // hits both alike; medians per job, and the Redis commands each costs.
-    const client = (prefix: string) =>
-      new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }) } });
-    const direct = client("bench-direct:");
-    const queue = createResearchQueue({
-      redis: redis.client(),
-      client: client("bench-w:"),
-      prefix: "bench-w:",
-      queueName: "bench",
-    });
-    const worker = createResearchWorker({
-      redis: redis.client(),
-      client: client("bench-w:"),
-      prefix: "bench-w:",
-      queueName: "bench",
-      concurrency: 1,
-    });
-    const admin = redis.client();
-    const commands = async () =>
-      [...(await admin.info("commandstats")).matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-    const runDirect = (query: string) =>
-      direct.research.start({ model: "portable:demo/offline", query }).result();
-    const runQueued = async (query: string, key: string) => {
-      const { id } = await queue.enqueue({ model: "portable:demo/offline", query }, { idempotencyKey: key });
-      for await (const event of queue.events.tail(id)) if (event.type === "done") break;
-      while (!(await queue.result(id))) await new Promise((resolve) => setTimeout(resolve, 1));
-    };
-    for (let i = 0; i < WARM_UP; i++) {
-      await runDirect(`warm-up ${i}`);
-      await runQueued(`warm-up ${i}`, `warm-${i}`);
-    }
-    const directMs: number[] = [];
-    const queuedMs: number[] = [];
-    let directCommands = 0;
-    let queuedCommands = 0;
-    for (let i = 0; i < JOBS; i++) {
-      const query = `How do deep research agents verify citations? (${i})`;
-      let before = await commands();
-      started = performance.now();
-      await runDirect(query);
-      directMs.push(performance.now() - started);
-      directCommands += (await commands()) - before - 1;
-      before = await commands();
-      started = performance.now();
-      await runQueued(query, `q${i}`);
-      queuedMs.push(performance.now() - started);
-      queuedCommands += (await commands()) - before - 1;
-    }
-    await worker.close();
-    await queue.close();
-    const median = (list: number[]) =>
-      quantile(
-        [...list].sort((a, b) => a - b),
-        0.5,
-      );
-    const [d, q] = [median(directMs), median(queuedMs)];
-    figures["jobs direct, median ms per job"] = d.toFixed(1);
-    figures["jobs via queue + worker, median ms per job"] = q.toFixed(1);
-    figures["worker overhead, ms per job"] = (q - d).toFixed(1);
-    figures["worker overhead, %"] = ((100 * (q - d)) / d).toFixed(1);
-    figures["job length for < 5% overhead, ms"] = ((q - d) / 0.05).toFixed(0);
-    figures["Redis commands per job, direct"] = (directCommands / JOBS).toFixed(0);
-    figures["Redis commands per job, via queue + worker (incl. BullMQ, tail, result polls)"] = (
-      queuedCommands / JOBS
-    ).toFixed(0);
+    await workerOverhead(redis, figures);
     console.table(figures);
   } finally {
     await redis.stop();
   }
 }, 300_000);
+
+/**
+ * Worker overhead: the same demo jobs, one at a time, alternating a direct run and a run
+ * through the queue (enqueue → worker → result read back), so load on a shared machine
+ * hits both alike; medians per job, and the Redis commands each costs.
+ */
+async function workerOverhead(redis: RedisServer, figures: Record<string, string>) {
+  const client = (prefix: string) =>
+    new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }) } });
+  const direct = client("bench-direct:");
+  const queue = createResearchQueue({
+    redis: redis.client(),
+    client: client("bench-w:"),
+    prefix: "bench-w:",
+    queueName: "bench",
+  });
+  const worker = createResearchWorker({
+    redis: redis.client(),
+    client: client("bench-w:"),
+    prefix: "bench-w:",
+    queueName: "bench",
+    concurrency: 1,
+  });
+  const admin = redis.client();
+  const commands = async () =>
+    [...(await admin.info("commandstats")).matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  const runDirect = (query: string) =>
+    direct.research.start({ model: "portable:demo/offline", query }).result();
+  const runQueued = async (query: string, key: string) => {
+    const { id } = await queue.enqueue({ model: "portable:demo/offline", query }, { idempotencyKey: key });
+    for await (const event of queue.events.tail(id)) if (event.type === "done") break;
+    while (!(await queue.result(id))) await new Promise((resolve) => setTimeout(resolve, 1));
+  };
+  for (let i = 0; i < WARM_UP; i++) {
+    await runDirect(`warm-up ${i}`);
+    await runQueued(`warm-up ${i}`, `warm-${i}`);
+  }
+  const directMs: number[] = [];
+  const queuedMs: number[] = [];
+  let directCommands = 0;
+  let queuedCommands = 0;
+  for (let i = 0; i < JOBS; i++) {
+    const query = `How do deep research agents verify citations? (${i})`;
+    let before = await commands();
+    let started = performance.now();
+    await runDirect(query);
+    directMs.push(performance.now() - started);
+    directCommands += (await commands()) - before - 1;
+    before = await commands();
+    started = performance.now();
+    await runQueued(query, `q${i}`);
+    queuedMs.push(performance.now() - started);
+    queuedCommands += (await commands()) - before - 1;
+  }
+  await worker.close();
+  await queue.close();
+  const median = (list: number[]) =>
+    quantile(
+      [...list].sort((a, b) => a - b),
+      0.5,
+    );
+  const [d, q] = [median(directMs), median(queuedMs)];
+  figures["jobs direct, median ms per job"] = d.toFixed(1);
+  figures["jobs via queue + worker, median ms per job"] = q.toFixed(1);
+  figures["worker overhead, ms per job"] = (q - d).toFixed(1);
+  figures["worker overhead, %"] = ((100 * (q - d)) / d).toFixed(1);
+  figures["job length for < 5% overhead, ms"] = ((q - d) / 0.05).toFixed(0);
+  figures["Redis commands per job, direct"] = (directCommands / JOBS).toFixed(0);
+  figures["Redis commands per job, via queue + worker (incl. BullMQ, tail, result polls)"] = (
+    queuedCommands / JOBS
+  ).toFixed(0);
+}
