@@ -25,6 +25,8 @@ export interface WorkerSetup {
   prefix?: string;
   /** Jobs this worker drives at once. @defaultValue 4 */
   concurrency?: number;
+  /** This worker's name in BullMQ (a job's `processedBy`: which worker holds it). */
+  name?: string;
   /** Jobs in flight across the whole fleet, per engine. @defaultValue { hosted: 1 } */
   engineLimits?: Partial<Record<string, number>>;
   /** A poll-only job gives its slot back after this long without ending. @defaultValue 60_000 */
@@ -118,6 +120,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
 
   const worker = new Worker(queueName, processJob, {
     connection,
+    ...(setup.name !== undefined && { name: setup.name }),
     concurrency: setup.concurrency ?? 4,
     lockDuration: setup.lockDurationMs ?? 30_000,
     // Look for stalled jobs as often as a lock can lapse, so a dead worker's jobs move on soon.

@@ -42,6 +42,7 @@ const drive = (queueName: string, client: Sonde) =>
     client,
     prefix,
     queueName,
+    name: env.WORKER_NAME!,
     concurrency: 3,
     lockDurationMs: 1_500,
     holdMs: 400,

@@ -113,10 +113,15 @@ const clientOptions = (): SondeOptions => ({
   retry: { attempts: 50, minDelayMs: 30, maxDelayMs: 120 },
 });
 
+const names = new Map<ChildProcess, string>();
+let spawned = 0;
+
 function spawnWorker(): ChildProcess {
+  const name = `worker-${++spawned}`;
   const child = spawn(process.execPath, [bundle], {
     env: {
       ...process.env,
+      WORKER_NAME: name,
       REDIS_PORT: String(redis.port),
       HOSTED_URL: loopback.url,
       OPENAI_URL: openai.loopback.url,
@@ -128,6 +133,7 @@ function spawnWorker(): ChildProcess {
     stdio: ["ignore", "pipe", "inherit"],
   });
   workers.add(child);
+  names.set(child, name);
   child.once("exit", () => workers.delete(child));
   return child;
 }
@@ -160,13 +166,26 @@ afterAll(async () => {
 
 const FINAL = ["completed", "incomplete", "failed", "indeterminate", "cancelled"];
 
-/** Kills a random worker every 2 s from 1 s on (starting a new one) and Redis once, until every job ended. */
+/**
+ * Kills a worker every 2 s from 1 s on (starting a new one) and Redis once, until every job
+ * ended. The first victim holds a streamed OpenAI or Gemini job, so a stream is always taken
+ * over mid-way; later ones are random.
+ */
 async function underChaos(queues: ResearchQueue[], ids: { id: string; queue: number }[]) {
   let kills = 0;
   let restartedRedis = false;
   const started = Date.now();
-  const kill = () => {
-    const victim = [...workers][Math.floor(Math.random() * workers.size)];
+  const streamedHolder = async () => {
+    const active = (await Promise.all(queues.map((q) => q.queue.getActive()))).flat();
+    const holders = new Set<string>();
+    for (const job of active) {
+      const state = await queues[0]!.status(job.data.id as string);
+      if (state && (state.model === STREAMED || state.model.startsWith("gemini")) && job.processedBy)
+        holders.add(job.processedBy);
+    }
+    return [...workers].find((child) => holders.has(names.get(child)!));
+  };
+  const kill = (victim = [...workers][Math.floor(Math.random() * workers.size)]) => {
     if (victim) {
       victim.kill("SIGKILL");
       kills++;
@@ -174,9 +193,9 @@ async function underChaos(queues: ResearchQueue[], ids: { id: string; queue: num
     spawnWorker();
   };
   let chaos: ReturnType<typeof setInterval> | undefined;
-  const first = setTimeout(() => {
-    kill();
-    chaos = setInterval(kill, 2_000);
+  const first = setTimeout(async () => {
+    kill(await streamedHolder().catch(() => undefined));
+    chaos = setInterval(() => kill(), 2_000);
   }, 1_000);
   try {
     const deadline = Date.now() + 120_000;
@@ -301,6 +320,8 @@ describe("fleet chaos", () => {
     // No fake saw a job created twice, the jobs here or any other.
     for (const creates of [hosted.invokes, openai.creates, gemini.creates])
       expect([...creates.entries()].filter(([, n]) => n !== 1)).toEqual([]);
+    // The first victim held a streamed job: another worker took it over (resumed, replayed or polled).
+    expect(openai.takeovers() + gemini.takeovers()).toBeGreaterThan(0);
     // One hosted job in flight at a time, counting jobs a killed worker may have left running.
     expect(hosted.maxInFlight()).toBe(1);
     await Promise.all(queues.map((q) => q.close()));
