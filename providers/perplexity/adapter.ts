@@ -21,6 +21,7 @@ import {
   SONAR_SHUTDOWN,
 } from "./http.js";
 import { createBody, settingsOf, supportedOptions, validateRequest } from "./request.js";
+import { perplexitySettingsSchema } from "./settings.js";
 import { perplexityTrail } from "./trail.js";
 import { perplexityUsage } from "./usage.js";
 
@@ -68,6 +69,7 @@ function guard(ref: JobRef): void {
 
 export const perplexityAdapter: ResearchAdapter = {
   ...agent,
+  settingsSchema: perplexitySettingsSchema,
   attach(ref, context) {
     guard(ref);
     return agent.attach(ref, context);

@@ -51,6 +51,15 @@ export function storedEventJson(event: ResearchEvent): string {
   return JSON.stringify(stored);
 }
 
+/**
+ * A job's events in Redis, written once per `seq` and read live or after the fact.
+ * @example
+ * ```ts
+ * import { createEventLog } from "sonde/redis";
+ *
+ * for await (const event of createEventLog(redis).tail(id, { after: 12 })) console.log(event.seq, event.type);
+ * ```
+ */
 export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
   const prefix = options.prefix ?? "sonde:";
   const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
@@ -112,6 +121,14 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
  * Serves a job's events as `text/event-stream`: each event's `id` is its `seq`, so a
  * browser's `EventSource` resumes after a drop with `Last-Event-ID` and gets every event
  * exactly once. The stream ends after the job's `done` event.
+ * @example
+ * ```ts
+ * import { createEventLog, eventStreamResponse } from "sonde/redis";
+ *
+ * const log = createEventLog(redis);
+ * // In any fetch-style handler (a browser's EventSource resumes with Last-Event-ID):
+ * export const GET = (request: Request) => eventStreamResponse(log, new URL(request.url).searchParams.get("id")!, request);
+ * ```
  */
 export function eventStreamResponse(
   log: EventLog,

@@ -76,6 +76,16 @@ export const researchJobId = (idempotencyKey: string) =>
 /** The wake job of a generation; one id per generation, so overlapping wakes coalesce. */
 export const wakeJobId = (id: string, generation: number) => `${id}-wake-${generation}`;
 
+/**
+ * The producer side of `sonde/worker`: validates requests against the catalog and queues them once per idempotency key.
+ * @example
+ * ```ts
+ * import { createResearchQueue } from "sonde/worker";
+ *
+ * const queue = createResearchQueue({ redis, client });
+ * const { id } = await queue.enqueue({ model: "openai:gpt-5.5-pro", query: "…" }, { idempotencyKey: "brief-48" });
+ * ```
+ */
 export function createResearchQueue(setup: QueueSetup): ResearchQueue {
   const prefix = setup.prefix ?? "sonde:";
   const { redis } = setup;

@@ -61,6 +61,16 @@ export interface ResearchWorker {
 
 export { MAX_RETRYABLE_FAILURES };
 
+/**
+ * The consumer side of `sonde/worker`: a BullMQ worker that runs queued research jobs (see the README, Fleets).
+ * @example
+ * ```ts
+ * import { createResearchWorker } from "sonde/worker";
+ *
+ * const { close } = createResearchWorker({ redis, client, concurrency: 4, engineLimits: { hosted: 1 } });
+ * process.on("SIGTERM", () => void close());
+ * ```
+ */
 export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
   const prefix = setup.prefix ?? "sonde:";
   const { redis, client } = setup;

@@ -358,7 +358,7 @@ describe("perplexity agent: error bodies (providers/perplexity/WIRE.md §8) and 
       .research.start({ model, query })
       .result()
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "500" });
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "500" });
     expect((error as Error).message).toContain("Internal error while running tools");
   });
 });
