@@ -23,6 +23,7 @@ import {
 } from "./http.js";
 import { createBody, settingsOf, supportedOptions, validateRequest } from "./request.js";
 import { perplexitySettingsSchema } from "./settings.js";
+import { perplexityTrail } from "./trail.js";
 import { perplexityUsage } from "./usage.js";
 
 /** How long cancel() polls for `cancelled` after the ack (`perplexity.cancelWaitMs`). */
@@ -37,6 +38,7 @@ export const perplexityEngine: ResponsesEngine = {
     label: "Perplexity",
     usage: perplexityUsage,
     inlineCitations: () => new WebMarkers(),
+    trail: perplexityTrail,
   },
   endpoints: {
     http: perplexityHttp,

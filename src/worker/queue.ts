@@ -133,7 +133,14 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       await this.wake(id);
     },
     async wake(id) {
-      const generation = Number((await redis.hget(stateKeys(prefix, id).state, "wakes")) ?? 0);
+      const key = stateKeys(prefix, id).state;
+      // Also for a wake not queued yet (the job is running): its run wakes it when it holds.
+      const [[, wakes]] = (await redis
+        .multi()
+        .hget(key, "wakes")
+        .hset(key, "wakeRequestedAt", new Date().toISOString())
+        .exec()) as [[unknown, string | null]];
+      const generation = Number(wakes ?? 0);
       const pending = await queue.getJob(wakeJobId(id, generation));
       if (pending && (await pending.isDelayed())) await pending.promote();
     },
