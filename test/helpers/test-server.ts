@@ -132,10 +132,22 @@ function sseStream(reply: SseReply, signal: AbortSignal): ReadableStream<Uint8Ar
       enqueue(controller, before.join(""));
       if (gate) {
         await gate.until;
-        enqueue(controller, served.slice(gate.after).join(""));
+        // The client may have gone while the stream was held: nothing left to send to.
+        if (signal.aborted) return;
+        try {
+          enqueue(controller, served.slice(gate.after).join(""));
+        } catch {
+          return;
+        }
       }
       const end = reply.end ?? "close";
-      if (end === "close") controller.close();
+      if (end === "close") {
+        try {
+          controller.close();
+        } catch {
+          // Already closed by the client's disconnect.
+        }
+      }
       // On a later tick, so the blocks already sent are read first, as over a socket.
       else if (end === "drop")
         setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
@@ -188,6 +200,45 @@ export interface TestServer {
   reset(): void;
 }
 
+/** msw handlers for `routes`, each call recorded into `calls` (for a façade over these routes). */
+export function routeHandlers(routes: Routes, calls: TestServerCall[]): HttpHandler[] {
+  return Object.entries(routes).map(([key, response]) => handlerFor(key, response, calls));
+}
+
+function handlerFor(key: string, response: RouteResponse, calls: TestServerCall[]): HttpHandler {
+  const [method, url] = key.split(" ", 2) as [keyof typeof METHODS, string];
+  const define = METHODS[method];
+  if (!define || !url) throw new Error(`test server: route "${key}" is not "METHOD url"`);
+  let count = 0;
+  return define(url, async ({ request, params }) => {
+    const body = request.method === "GET" || request.method === "HEAD" ? "" : await request.clone().text();
+    const call: TestServerCall = {
+      route: key,
+      n: count++,
+      method: request.method,
+      url: new URL(request.url),
+      headers: request.headers,
+      body,
+      json: body ? JSON.parse(body) : undefined,
+      at: performance.now(),
+      params,
+    };
+    calls.push(call);
+    const reply =
+      typeof response === "function"
+        ? await response(call)
+        : Array.isArray(response)
+          ? response[call.n]
+          : (response as Reply);
+    if (!reply)
+      return HttpResponse.json(
+        { error: `test server: unscripted call ${call.n + 1} to ${key}` },
+        { status: 599 },
+      );
+    return toResponse(reply, request.signal);
+  });
+}
+
 /**
  * The server for one test file. `routes` answer in every test; `route()` adds or
  * replaces some for one test. An unscripted call fails the test (msw `onUnhandledFrame`),
@@ -195,43 +246,8 @@ export interface TestServer {
  */
 export function createTestServer(routes: Routes = {}): TestServer {
   const calls: TestServerCall[] = [];
-  const handlerFor = (key: string, response: RouteResponse): HttpHandler => {
-    const [method, url] = key.split(" ", 2) as [keyof typeof METHODS, string];
-    const define = METHODS[method];
-    if (!define || !url) throw new Error(`test server: route "${key}" is not "METHOD url"`);
-    let count = 0;
-    return define(url, async ({ request, params }) => {
-      const body = request.method === "GET" || request.method === "HEAD" ? "" : await request.clone().text();
-      const call: TestServerCall = {
-        route: key,
-        n: count++,
-        method: request.method,
-        url: new URL(request.url),
-        headers: request.headers,
-        body,
-        json: body ? JSON.parse(body) : undefined,
-        at: performance.now(),
-        params,
-      };
-      calls.push(call);
-      const reply =
-        typeof response === "function"
-          ? await response(call)
-          : Array.isArray(response)
-            ? response[call.n]
-            : (response as Reply);
-      if (!reply)
-        return HttpResponse.json(
-          { error: `test server: unscripted call ${call.n + 1} to ${key}` },
-          { status: 599 },
-        );
-      return toResponse(reply, request.signal);
-    });
-  };
-  const handlersOf = (table: Routes) =>
-    Object.entries(table).map(([key, response]) => handlerFor(key, response));
   const server = setupServer();
-  const reset = () => server.resetHandlers(...handlersOf(routes));
+  const reset = () => server.resetHandlers(...routeHandlers(routes, calls));
   beforeAll(() => {
     reset();
     server.listen({ onUnhandledFrame: "error" });
@@ -244,7 +260,7 @@ export function createTestServer(routes: Routes = {}): TestServer {
   return {
     calls,
     callsTo: (route) => calls.filter((call) => call.route === route),
-    route: (table) => server.use(...handlersOf(table)),
+    route: (table) => server.use(...routeHandlers(table, calls)),
     use: (...handlers) => server.use(...handlers),
     reset,
   };
