@@ -190,7 +190,7 @@ const METHODS = {
 export interface TestServer {
   /** Every call answered by a route, in arrival order. */
   readonly calls: TestServerCall[];
-  /** The calls one route answered (`"POST <url>"`, as declared). */
+  /** The calls one route answered (`"POST <url>"`, as declared): a live list, filled as calls arrive. */
   callsTo(route: string): TestServerCall[];
   /** Adds or replaces routes for the current test (dropped after it). */
   route(routes: Routes): void;
@@ -202,10 +202,16 @@ export interface TestServer {
 
 /** msw handlers for `routes`, each call recorded into `calls` (for a façade over these routes). */
 export function routeHandlers(routes: Routes, calls: TestServerCall[]): HttpHandler[] {
-  return Object.entries(routes).map(([key, response]) => handlerFor(key, response, calls));
+  return Object.entries(routes).map(([key, response]) =>
+    handlerFor(key, response, (call) => calls.push(call)),
+  );
 }
 
-function handlerFor(key: string, response: RouteResponse, calls: TestServerCall[]): HttpHandler {
+function handlerFor(
+  key: string,
+  response: RouteResponse,
+  record: (call: TestServerCall) => void,
+): HttpHandler {
   const [method, url] = key.split(" ", 2) as [keyof typeof METHODS, string];
   const define = METHODS[method];
   if (!define || !url) throw new Error(`test server: route "${key}" is not "METHOD url"`);
@@ -223,7 +229,7 @@ function handlerFor(key: string, response: RouteResponse, calls: TestServerCall[
       at: performance.now(),
       params,
     };
-    calls.push(call);
+    record(call);
     const reply =
       typeof response === "function"
         ? await response(call)
@@ -246,8 +252,20 @@ function handlerFor(key: string, response: RouteResponse, calls: TestServerCall[
  */
 export function createTestServer(routes: Routes = {}): TestServer {
   const calls: TestServerCall[] = [];
+  const byRoute = new Map<string, TestServerCall[]>();
+  const callsTo = (route: string) => {
+    const list = byRoute.get(route) ?? [];
+    byRoute.set(route, list);
+    return list;
+  };
+  const record = (call: TestServerCall) => {
+    calls.push(call);
+    callsTo(call.route).push(call);
+  };
+  const handlersOf = (table: Routes) =>
+    Object.entries(table).map(([key, response]) => handlerFor(key, response, record));
   const server = setupServer();
-  const reset = () => server.resetHandlers(...routeHandlers(routes, calls));
+  const reset = () => server.resetHandlers(...handlersOf(routes));
   beforeAll(() => {
     reset();
     server.listen({ onUnhandledFrame: "error" });
@@ -255,12 +273,13 @@ export function createTestServer(routes: Routes = {}): TestServer {
   afterEach(() => {
     reset();
     calls.length = 0;
+    for (const list of byRoute.values()) list.length = 0;
   });
   afterAll(() => server.close());
   return {
     calls,
-    callsTo: (route) => calls.filter((call) => call.route === route),
-    route: (table) => server.use(...routeHandlers(table, calls)),
+    callsTo,
+    route: (table) => server.use(...handlersOf(table)),
     use: (...handlers) => server.use(...handlers),
     reset,
   };
