@@ -185,6 +185,7 @@ const METHODS = {
   DELETE: http.delete,
   PUT: http.put,
   PATCH: http.patch,
+  ALL: http.all,
 } as const;
 
 export interface TestServer {

@@ -1,15 +1,12 @@
 /** `providerHandlers.perplexity`: the msw handlers users get, driven through the public client. */
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/perplexity/testing.js";
 import { type JobRef, Sonde } from "../../src/index.js";
+import { createTestServer } from "../helpers/test-server.js";
 import { collect, fastRetry } from "./helpers.js";
 
 const BASE = "https://perplexity.test";
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const report = "Résumé 🔋: 電池規則 changed in 2025.";
 const citations = [{ url: "https://example.org/a", title: "A" }, { url: "https://example.org/b" }];
