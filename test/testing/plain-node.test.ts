@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { mkdir, rm } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { afterAll, beforeAll, expect, it } from "vitest";
 
@@ -41,4 +42,22 @@ it("closing the msw server right after result() never crashes a plain Node proce
   expect(lines).toHaveLength(10);
   for (const engine of ["openai", "gemini", "openrouter", "perplexity", "hosted"])
     expect(lines.filter((line) => line === `${engine} completed`)).toHaveLength(2);
+});
+
+it("the handlers load msw from a module imported by `node --eval` (whose global __filename is not a path)", async () => {
+  const child = spawn(
+    process.execPath,
+    [
+      "--eval",
+      `import(${JSON.stringify(pathToFileURL(script).href)}).catch((e) => { console.error(e); process.exit(1); });`,
+    ],
+    { env: { ...process.env, RUNS: "1" }, stdio: "pipe" },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  expect({ code, stderr: stderr.slice(0, 2_000) }).toEqual({ code: 0, stderr: "" });
+  expect(stdout.trim().split("\n")).toHaveLength(5);
 });
