@@ -111,6 +111,32 @@ describe("import rules", () => {
     ).toEqual([]);
   });
 
+  it("a wire protocol is one module its providers configure: never imports a provider or another protocol", () => {
+    const protocol = (path: string) => path.split("/").slice(0, 3).join("/");
+    expect(
+      offenders(
+        (i) =>
+          i.from.startsWith("src/protocols/") &&
+          i.local &&
+          (i.target.startsWith("providers/") ||
+            (i.target.startsWith("src/protocols/") && protocol(i.target) !== protocol(i.from))),
+      ),
+    ).toEqual([]);
+    const users = (dir: string) =>
+      new Set(
+        all
+          .filter((i) => i.target.startsWith(`${dir}/`) && i.from.startsWith("providers/"))
+          .map((i) => room(i.from)),
+      );
+    // Its users configure it rather than keep a copy of it.
+    expect([...users("src/protocols/chat-completions")]).toEqual(
+      expect.arrayContaining(["providers/openrouter", "providers/portable"]),
+    );
+    expect([...users("src/protocols/responses")]).toEqual(
+      expect.arrayContaining(["providers/openai", "providers/perplexity"]),
+    );
+  });
+
   it("an optional peer is imported only by its integration", () => {
     expect(
       offenders(

@@ -4,7 +4,7 @@
  */
 import type { KyInstance } from "ky";
 import { z } from "zod";
-import { InvalidRefError, SondeError } from "../../src/errors.js";
+import { SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
 import {
   type CancelOutcome,
@@ -14,6 +14,7 @@ import {
   specVersion,
 } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
+import { LastBatch, readResumeState } from "../../src/resume-state.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { classifyFailure, describeError } from "./errors.js";
@@ -66,29 +67,13 @@ const ResumeState = z.object({
   text: z.number().int().nonnegative().optional(),
   citations: z.number().int().nonnegative().optional(),
   trail: z.number().int().nonnegative().optional(),
-  last: z
-    .object({
-      cursor: z.string(),
-      text: z.number().int().nonnegative(),
-      citations: z.number().int().nonnegative(),
-      trail: z.number().int().nonnegative().optional(),
-      trailFrom: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
+  last: LastBatch.extend({ trailFrom: z.number().int().nonnegative().optional() }).optional(),
   thinking: z.boolean().optional(),
   endedAt: z.string().optional(),
 });
 
 /** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
-function resumeOf(ref: JobRef): z.infer<typeof ResumeState> {
-  const parsed = ResumeState.safeParse(ref.resume);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = ["resume", ...issue.path].join(".");
-    throw new InvalidRefError(field, `Invalid ref: field "${field}": ${issue.message}.`);
-  }
-  return parsed.data;
-}
+const resumeOf = (ref: JobRef): z.infer<typeof ResumeState> => readResumeState(ref, ResumeState);
 
 /**
  * What the ref says was delivered. When it was taken in the middle of a batch

@@ -7,13 +7,15 @@
 import type { KyInstance } from "ky";
 import { findModel } from "../../catalog/index.js";
 import {
-  InvalidRequestError,
   JobNotFoundError,
   ProviderUnavailableError,
   SondeError,
   StreamInterruptedError,
   UnsupportedOptionError,
 } from "../../src/errors.js";
+import { classifyChatFailure, failureOfBody } from "../../src/protocols/chat-completions/errors.js";
+import { chunkBatches } from "../../src/protocols/chat-completions/stream.js";
+import { outputTokensOf } from "../../src/protocols/chat-completions/usage.js";
 import type {
   CancelOutcome,
   EngineSession,
@@ -32,47 +34,20 @@ import {
   submitOnce,
   toTransportError,
 } from "../../src/transport/http.js";
-import { parseData, readSseBatches } from "../../src/transport/sse.js";
-import { ChunkMapper, DONE, INTERRUPTED } from "./map.js";
+import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
 import { unavailableModel } from "./unavailable.js";
+import { usageReportOf } from "./usage.js";
 import { Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
 
-/** OpenRouter-specific readings of an error response; the rest is the status-code mapping. */
+/** The protocol's readings of an error body, in OpenRouter's words. */
 function classify(failure: HttpFailure): SondeError | undefined {
-  const body = (failure.body ?? {}) as {
-    error?: { metadata?: { error_type?: string; reasons?: unknown; flagged_input?: unknown } };
-    availability?: { code?: string; retryable?: boolean };
-  };
-  const metadata = body.error?.metadata;
-  const errorType = metadata?.error_type;
-  const common = { provider: "openrouter" as const, status: failure.status, requestId: failure.requestId };
-  const message = `openrouter ${failure.status}: ${failure.message}`;
-  if (failure.status === 403 && (metadata?.reasons || metadata?.flagged_input || errorType === "moderation"))
-    return new InvalidRequestError(`${message}. The input was flagged by moderation; rephrase the query.`, {
-      ...common,
-      code: "moderation",
-    });
-  if (failure.status === 404)
-    return new InvalidRequestError(`${message}. OpenRouter does not serve this model; pick another.`, {
-      ...common,
-      code: body.availability?.code ?? "model_not_found",
-    });
-  const availability =
-    body.availability ?? (body.error as { availability?: typeof body.availability })?.availability;
-  if (failure.status >= 500 && availability?.retryable === false)
-    return new ProviderUnavailableError(
-      `${message} (${availability.code ?? "unavailable"}; not retryable).`,
-      {
-        ...common,
-        retryable: false,
-      },
-    );
-  if (failure.status >= 400 && failure.status < 500 && ![401, 402, 403, 408, 429].includes(failure.status))
-    return new InvalidRequestError(message, { ...common, code: errorType ?? "invalid_request" });
-  return undefined;
+  return classifyChatFailure(failure, {
+    provider: "openrouter",
+    notServed: "OpenRouter does not serve this model; pick another.",
+  });
 }
 
 function client(context: ProviderContext, forGet = false): KyInstance {
@@ -171,34 +146,16 @@ class OpenRouterSession implements EngineSession {
     if (response.headers.get("content-type")?.includes("application/json")) {
       // An error can come back as a 200 JSON body instead of a stream; no run was started.
       const body = await response.json().catch(() => undefined);
-      const failure = failureOf(response, body);
+      const failure = failureOfBody("openrouter", response, body);
       throw unavailableModel(classify(failure) ?? errorFromFailure(failure), this.#request.modelInfo);
     }
     try {
-      // One array of wire events per network read (see `readSseBatches`).
-      for await (const messages of readSseBatches(response, {
+      // One array of wire events per network read; the batch with `[DONE]` ends the stream.
+      yield* chunkBatches(response, {
         provider: "openrouter",
         idleTimeoutMs: this.#context.idleTimeoutMs,
         signal,
-      })) {
-        const batch: WireEvent[] = [];
-        for (const message of messages) {
-          if (message.data.trim() === DONE) {
-            batch.push({ data: DONE });
-            yield batch;
-            return;
-          }
-          let data: unknown;
-          try {
-            data = parseData(message, "openrouter");
-          } catch (error) {
-            if (batch.length > 0) yield batch; // what arrived before the malformed event
-            throw error;
-          }
-          if (data !== undefined) batch.push({ data });
-        }
-        if (batch.length > 0) yield batch;
-      }
+      });
     } catch (error) {
       if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;
       // Let the mapper put a cost on what arrived before the error ends the job.
@@ -214,21 +171,6 @@ class OpenRouterSession implements EngineSession {
   resumeState(): Record<string, unknown> {
     return {};
   }
-}
-
-/** A 200 JSON body where a stream was expected: `{error: {code, message}}`, code = the real status. */
-function failureOf(response: Response, body: unknown): HttpFailure {
-  const error = (body as { error?: { message?: string; code?: unknown } } | undefined)?.error;
-  return {
-    provider: "openrouter",
-    status: typeof error?.code === "number" ? error.code : 502,
-    body,
-    headers: response.headers,
-    requestId: response.headers.get("x-generation-id") ?? undefined,
-    retryAfterMs: undefined,
-    message: error?.message ?? "the response was not an event stream",
-    code: error?.code === undefined ? undefined : String(error.code),
-  };
 }
 
 function upstreamOf(model: string): string {
@@ -289,23 +231,26 @@ export const openrouterAdapter: ResearchAdapter = {
           : data.finish_reason === "length" || data.finish_reason === "content_filter"
             ? "incomplete"
             : "completed";
-    const reasoning = data.native_tokens_reasoning ?? 0;
+    const counts = {
+      prompt: data.native_tokens_prompt ?? data.tokens_prompt,
+      completion: data.native_tokens_completion ?? data.tokens_completion,
+      reasoning: data.native_tokens_reasoning,
+    };
+    // The same reasoning rule as the stream's usage block (it has no total to tell by).
+    const output = outputTokensOf(counts);
+    const tokens = {
+      reasoningTokens: counts.reasoning ?? 0,
+      ...(counts.prompt != null && { inputTokens: counts.prompt }),
+      ...(output !== undefined && { outputTokens: output }),
+      ...(data.total_cost != null && { costUSD: data.total_cost }),
+    };
     const internal = findModel(ref.model)?.pricing.internalReasoningPerM !== undefined;
-    const completion = data.native_tokens_completion ?? data.tokens_completion;
     return {
       provider: "openrouter",
       model: ref.model,
       jobId: ref.jobId,
       status,
-      usage: {
-        modelCalls: 1,
-        ...((data.native_tokens_prompt ?? data.tokens_prompt) != null && {
-          inputTokens: (data.native_tokens_prompt ?? data.tokens_prompt)!,
-        }),
-        ...(completion != null && { outputTokens: Math.max(0, completion - reasoning) }),
-        ...(internal ? { internalReasoningTokens: reasoning } : { reasoningTokens: reasoning }),
-        ...(data.total_cost != null && { providerCostUSD: data.total_cost }),
-      },
+      usage: usageReportOf(tokens, internal),
       raw: body,
     };
   },

@@ -8,12 +8,15 @@
  */
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation } from "../../src/events.js";
-import { TextBuffer } from "../../src/text-buffer.js";
-import type { UrlCitation } from "./wire.js";
+import type { UrlCitation } from "../../src/protocols/chat-completions/wire.js";
+import { CodePointOffsets } from "./offsets.js";
 
 const MARKER = /\[(\d{1,3})\]/g;
 /** A `[`, `[1`, `[12`, `[123` at the end of the text may still become a marker. */
 const OPEN_MARKER = /\[\d{0,3}$/;
+
+/** What most calls return; never added to. */
+const NONE: Citation[] = [];
 
 /** A marker whose source had not arrived when it was read. */
 interface WaitingMarker {
@@ -28,8 +31,8 @@ interface WaitingMarker {
  * source is remembered, so a late source never makes the report be read again.
  */
 export class CitationTracker {
-  /** The report so far (content only, never reasoning): offsets and markers index into it. */
-  #report = new TextBuffer("codePoints");
+  /** Where the report so far (content only, never reasoning) is, in both units; not its text. */
+  #report = new CodePointOffsets();
   /** Text not yet read for markers: the new delta, after a marker left open by the last one. */
   #unread = "";
   /** URL key → whether a position was already given for it. */
@@ -49,10 +52,12 @@ export class CitationTracker {
   #renumbered = false;
 
   /** Appends report text; returns citations placed by markers it completed. */
-  appendText(delta: string): Citation[] {
+  appendText(delta: string): readonly Citation[] {
     const base = this.#report.length - this.#unread.length;
     this.#report.append(delta);
-    if (this.#positioned) return [];
+    if (this.#positioned) return NONE;
+    // Most deltas hold no marker and finish none: nothing to read.
+    if (this.#unread === "" && !delta.includes("[")) return NONE;
     const text = this.#unread + delta;
     const found: Citation[] = [];
     MARKER.lastIndex = 0;
@@ -124,7 +129,7 @@ export class CitationTracker {
     if (places) {
       // Indices are counted in code points (OpenAI's unit); a span beyond the text received
       // so far cannot be placed yet, so it goes without a position.
-      if (end <= this.#report.counted) {
+      if (end <= this.#report.codePoints) {
         citation.startIndex = this.#report.utf16Of(start);
         citation.endIndex = this.#report.utf16Of(end);
       }

@@ -1,28 +1,34 @@
 /**
- * OpenRouter chunks → research events. Stateful but flat: reasoning text passes
- * straight through as `thinking` deltas and is never kept; only the report text
- * (which citation offsets index into) and the set of cited URLs are remembered.
+ * OpenRouter chunks → research events, over the Chat Completions protocol's decoded
+ * chunks. Stateful but flat: reasoning and report text pass straight through as deltas
+ * and are never kept; only the report's length (with where its astral characters are,
+ * for citation offsets) and the set of cited URLs are remembered.
  */
+
 import type { JobStatus } from "../../src/events.js";
-import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
+import { decodeChunk, reasoningOf, urlCitationsOf } from "../../src/protocols/chat-completions/chunks.js";
+import { streamErrorOf } from "../../src/protocols/chat-completions/errors.js";
+import { DONE } from "../../src/protocols/chat-completions/stream.js";
+import { chatTokensOf } from "../../src/protocols/chat-completions/usage.js";
+import type { Chunk, Delta } from "../../src/protocols/chat-completions/wire.js";
+import type { Logger, MappedEvent, WireEvent } from "../../src/provider.js";
 import { CitationTracker } from "./citations.js";
 import { ReceivedTally } from "./estimate.js";
 import { ThinkSplitter } from "./think.js";
-import { Annotation, Chunk, type ChunkUsage, ReasoningDetail } from "./wire.js";
-
-/** What `connect` yields for the `data: [DONE]` line: the end of a complete stream. */
-export const DONE = "[DONE]";
+import { usageReportOf } from "./usage.js";
 
 /** What `connect` yields when the stream was lost before its end: time to estimate the cost. */
 export const INTERRUPTED = "[INTERRUPTED]";
 
-/** Mid-stream `error_type`s a fresh request may get past (WIRE.md §6). */
-const transientErrors = new Set([
-  "rate_limit_exceeded",
-  "provider_overloaded",
-  "provider_unavailable",
-  "timeout",
-]);
+interface ReasoningFields {
+  reasoning?: unknown;
+  reasoning_details?: unknown;
+}
+
+function hasReasoning(choice: unknown): boolean {
+  const delta = (choice as { delta?: ReasoningFields | null } | null)?.delta;
+  return delta?.reasoning != null || delta?.reasoning_details != null;
+}
 
 /**
  * A chunk without its reasoning (`reasoning`, `reasoning_details`, and inline thinking in
@@ -31,6 +37,8 @@ const transientErrors = new Set([
 export function withoutReasoning(data: unknown, visibleContent?: string): unknown {
   const choices = (data as { choices?: unknown } | null)?.choices;
   if (!Array.isArray(choices)) return data;
+  // Nearly every chunk has nothing to strip: it is returned without a copy.
+  if (visibleContent === undefined && !choices.some(hasReasoning)) return data;
   let changed = false;
   const stripped = choices.map((choice: unknown) => {
     const delta = (choice as { delta?: unknown } | null)?.delta;
@@ -58,28 +66,6 @@ export interface MapperOptions {
   /** Characters of the prompt sent, for the cost estimate after a drop. */
   promptChars: number;
   logger: Logger;
-}
-
-/**
- * The text of a chunk that carries nothing but content (nearly every chunk of a stream),
- * checked by hand instead of by the schema; undefined for any other chunk.
- */
-function plainContent(data: unknown): string | undefined {
-  const chunk = data as {
-    choices?: unknown;
-    usage?: unknown;
-    error?: unknown;
-    citations?: unknown;
-  } | null;
-  if (!chunk || chunk.usage != null || chunk.error != null || chunk.citations != null) return undefined;
-  const choices = chunk.choices;
-  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
-  const choice = choices[0] as { delta?: Record<string, unknown> | null; finish_reason?: unknown } | null;
-  const delta = choice?.delta;
-  if (choice?.finish_reason != null || !delta || typeof delta.content !== "string") return undefined;
-  if (delta.reasoning != null || delta.reasoning_details != null || delta.annotations != null)
-    return undefined;
-  return delta.content;
 }
 
 export class ChunkMapper {
@@ -131,25 +117,21 @@ export class ChunkMapper {
       for (const event of events) event.rawEvent = null;
       return events;
     }
-    if (this.#jobId !== undefined) {
-      const content = plainContent(wire.data);
-      if (content !== undefined) {
-        if (content) {
-          const split = this.#think.push(content);
-          if (split.thinking) this.#visible = split.text;
-          this.#content(split, events);
-        }
-        return events;
-      }
-    }
-    const parsed = Chunk.safeParse(wire.data);
-    if (!parsed.success) {
-      this.#options.logger.debug("openrouter: ignoring an unrecognized chunk", {
-        issue: parsed.error.message,
-      });
+    // Until the first chunk names the generation, every chunk is read whole (it may carry the id).
+    const decoded = decodeChunk(wire.data, this.#jobId !== undefined);
+    if (decoded.kind === "content") {
+      this.#text(decoded.text, events);
       return events;
     }
-    const chunk = parsed.data;
+    if (decoded.kind === "unrecognized") {
+      this.#options.logger.debug("openrouter: ignoring an unrecognized chunk", { issue: decoded.issue });
+      return events;
+    }
+    this.#chunk(decoded.chunk, events);
+    return events;
+  }
+
+  #chunk(chunk: Chunk, events: MappedEvent[]): void {
     if (this.#jobId === undefined) {
       this.#jobId = chunk.id ?? this.#options.fallbackId() ?? `openrouter-${globalThis.crypto.randomUUID()}`;
       events.push(
@@ -158,47 +140,21 @@ export class ChunkMapper {
       );
     }
     const choice = chunk.choices?.[0];
-    const delta = choice?.delta;
-    if (delta) {
-      this.#reasoning(delta.reasoning_details, delta.reasoning, events);
-      if (delta.content) {
-        const split = this.#think.push(delta.content);
-        if (split.thinking) this.#visible = split.text;
-        this.#content(split, events);
-      }
-      for (const raw of delta.annotations ?? []) {
-        const annotation = Annotation.safeParse(raw);
-        if (!annotation.success || annotation.data.type !== "url_citation" || !annotation.data.url_citation)
-          continue;
-        const citation = this.#citations.annotation(annotation.data.url_citation);
-        if (citation) events.push({ type: "citation", citation });
-      }
-    }
+    if (choice?.delta) this.#delta(choice.delta, events);
     for (const citation of chunk.citations ? this.#citations.list(chunk.citations) : [])
       events.push({ type: "citation", citation });
     // Markers in this chunk's text (or earlier) may number sources that only arrived with it.
     for (const citation of this.#citations.placeEarlierMarkers()) events.push({ type: "citation", citation });
     if (chunk.usage) {
       this.#usageSeen = true;
-      events.push({ type: "usage", usage: this.#usage(chunk.usage) });
+      const usage = usageReportOf(chatTokensOf(chunk.usage), this.#options.internalReasoning);
+      events.push({ type: "usage", usage });
     }
     if (chunk.error) {
       this.#flush(events);
-      const { code, message, metadata } = chunk.error;
-      const type = metadata?.error_type ?? undefined;
-      events.push({
-        type: "error",
-        error: {
-          code: type ?? (code !== undefined && code !== null ? String(code) : "provider_error"),
-          message:
-            `openrouter: ${message ?? "the provider reported an error"} (mid-stream). ` +
-            "What arrived before it is kept; a retry restarts the whole request and is billed again.",
-          retryable: type !== undefined && transientErrors.has(type),
-          ...(typeof code === "number" && { status: code }),
-        },
-      });
+      events.push({ type: "error", error: streamErrorOf(chunk.error, "openrouter") });
       this.#terminate("failed", events);
-      return events;
+      return;
     }
     if (choice?.finish_reason) this.#finish = choice.finish_reason;
     // Usage comes in the last chunk, with the finish reason or right after it.
@@ -206,55 +162,48 @@ export class ChunkMapper {
       this.#flush(events);
       this.#end(events);
     }
-    return events;
   }
 
-  #reasoning(details: unknown[] | null | undefined, plain: string | null | undefined, events: MappedEvent[]) {
-    // `reasoning` and `reasoning_details` carry the same text: take one (details first, as OpenRouter's SDK does).
-    let text = "";
-    let structured = false;
-    for (const raw of details ?? []) {
-      const detail = ReasoningDetail.safeParse(raw);
-      if (!detail.success) continue;
-      if (detail.data.type === "reasoning.text" && detail.data.text) text += detail.data.text;
-      else if (detail.data.type === "reasoning.summary" && detail.data.summary) text += detail.data.summary;
-      else continue;
-      structured = true;
-    }
-    if (!structured && plain) text = plain;
-    this.#tally.reasoning(text);
+  #delta(delta: Delta, events: MappedEvent[]): void {
+    const reasoning = reasoningOf(delta);
+    this.#tally.reasoning(reasoning);
     // Hidden reasoning was asked for: some upstreams send it anyway. It is counted, never shown or kept.
-    if (text && this.#options.includeThinking) events.push({ type: "thinking", delta: text });
+    if (reasoning && this.#options.includeThinking) events.push({ type: "thinking", delta: reasoning });
+    if (delta.content) this.#text(delta.content, events);
+    for (const value of urlCitationsOf(delta)) {
+      const citation = this.#citations.annotation(value);
+      if (citation) events.push({ type: "citation", citation });
+    }
+  }
+
+  /** Content, with any inline `<think>` block split off. */
+  #text(content: string, events: MappedEvent[]): void {
+    if (!content) return;
+    // Nearly every chunk: report text, no thinking left to split off.
+    if (this.#think.settled) {
+      this.#reportText(content, events);
+      return;
+    }
+    const split = this.#think.push(content);
+    if (split.thinking) this.#visible = split.text;
+    this.#content(split, events);
   }
 
   #content(split: { thinking: string; text: string }, events: MappedEvent[]) {
     this.#tally.reasoning(split.thinking);
-    this.#tally.text(split.text);
     if (split.thinking && this.#options.includeThinking)
       events.push({ type: "thinking", delta: split.thinking });
-    if (!split.text) return;
-    events.push({ type: "text", delta: split.text });
-    for (const citation of this.#citations.appendText(split.text))
-      events.push({ type: "citation", citation });
+    if (split.text) this.#reportText(split.text, events);
+  }
+
+  #reportText(text: string, events: MappedEvent[]): void {
+    this.#tally.text(text);
+    events.push({ type: "text", delta: text });
+    for (const citation of this.#citations.appendText(text)) events.push({ type: "citation", citation });
   }
 
   #flush(events: MappedEvent[]) {
     this.#content(this.#think.flush(), events);
-  }
-
-  #usage(usage: ChunkUsage): UsageReport {
-    const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
-    const report: UsageReport = { modelCalls: 1 };
-    if (usage.prompt_tokens != null) report.inputTokens = usage.prompt_tokens;
-    // completion_tokens includes reasoning; Sonde counts them apart.
-    if (usage.completion_tokens != null)
-      report.outputTokens = Math.max(0, usage.completion_tokens - reasoning);
-    if (this.#options.internalReasoning) report.internalReasoningTokens = reasoning;
-    else report.reasoningTokens = reasoning;
-    const searches = usage.server_tool_use?.web_search_requests;
-    if (searches != null) report.searches = searches;
-    if (usage.cost != null) report.providerCostUSD = usage.cost;
-    return report;
   }
 
   #end(events: MappedEvent[]) {

@@ -23,6 +23,11 @@ export class ThinkSplitter {
   #state: "start" | "thinking" | "after" | "text" = "start";
   #held = "";
 
+  /** Past the thinking block with nothing held: every later chunk is report text as it is. */
+  get settled(): boolean {
+    return this.#state === "text" && this.#held === "";
+  }
+
   push(chunk: string): Split {
     const out: Split = { thinking: "", text: "" };
     let buffer = this.#held + chunk;

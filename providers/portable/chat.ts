@@ -4,12 +4,14 @@
  * got a 429/5xx status line is retried under the client's retry policy; a call that got
  * no answer at all is not resent (it may have been billed).
  */
+
 import { InvalidRequestError } from "../../src/errors.js";
+import { readCompletion } from "../../src/protocols/chat-completions/completion.js";
+import { classifyChatFailure } from "../../src/protocols/chat-completions/errors.js";
 import type { RetryPolicy } from "../../src/provider.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
 import type { ChatModel, ChatResponse } from "./types.js";
-import { ChatCompletion } from "./wire/chat-completion.js";
 
 export interface ChatEndpointOptions {
   /** Endpoint name from the model id, for messages. */
@@ -42,6 +44,13 @@ export function openAICompatibleChat(options: ChatEndpointOptions): ChatModel {
     fetch: options.fetch,
     clock: options.clock,
     timeoutMs: options.timeoutMs ?? 180_000,
+    // The body's readings (moderation, a model the endpoint does not serve, an outage it
+    // says will not pass) come from the protocol's error schema, as for OpenRouter's engine.
+    classify: (failure) =>
+      classifyChatFailure(failure, {
+        provider: "portable",
+        notServed: `The "${options.name}" chat endpoint does not serve this model: check the model name and that its baseURL points at an OpenAI-compatible API (…/v1).`,
+      }),
   });
   return {
     async complete(request): Promise<ChatResponse> {
@@ -64,48 +73,23 @@ export function openAICompatibleChat(options: ChatEndpointOptions): ChatModel {
             typeof (error as { status?: unknown }).status === "number",
         },
       );
-      const parsed = ChatCompletion.safeParse(raw);
-      if (!parsed.success) {
+      const answer = readCompletion(raw);
+      if (!answer) {
         throw new InvalidRequestError(
           `The "${options.name}" chat endpoint answered with something that is not a chat completion. ` +
             "Check that its baseURL points at an OpenAI-compatible API (…/v1).",
           { provider: "portable", code: "malformed_chat_response" },
         );
       }
-      return toChatResponse(parsed.data);
+      const tokens = answer.tokens;
+      return {
+        content: answer.content,
+        finishReason: answer.finishReason,
+        inputTokens: tokens?.inputTokens,
+        outputTokens: tokens?.outputTokens,
+        reasoningTokens: tokens?.reasoningTokens ?? 0,
+        costUSD: tokens?.costUSD,
+      };
     },
-  };
-}
-
-function toChatResponse(completion: ChatCompletion): ChatResponse {
-  const choice = completion.choices?.[0];
-  const content = choice?.message?.content;
-  const text =
-    typeof content === "string" ? content : (content ?? []).map((part) => part.text ?? "").join("");
-  const usage = completion.usage;
-  const prompt = usage?.prompt_tokens ?? undefined;
-  const completionTokens = usage?.completion_tokens ?? undefined;
-  const reasoning = usage?.completion_tokens_details?.reasoning_tokens ?? 0;
-  // OpenAI counts reasoning inside completion_tokens; some servers (xAI) count it apart,
-  // which shows as total = prompt + completion + reasoning.
-  const separate =
-    usage?.total_tokens != null &&
-    prompt !== undefined &&
-    completionTokens !== undefined &&
-    reasoning > 0 &&
-    usage.total_tokens === prompt + completionTokens + reasoning;
-  const output =
-    completionTokens === undefined
-      ? undefined
-      : separate
-        ? completionTokens
-        : Math.max(0, completionTokens - reasoning);
-  return {
-    content: text,
-    finishReason: choice?.finish_reason ?? undefined,
-    inputTokens: prompt,
-    outputTokens: output,
-    reasoningTokens: reasoning,
-    costUSD: usage?.cost ?? undefined,
   };
 }

@@ -18,6 +18,7 @@ import {
 } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
 import type { RequestOption } from "../../request.js";
+import { LastBatch, readResumeState } from "../../resume-state.js";
 import { pollUntilTerminal } from "../../transport/poll.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { ResponsesSession } from "./session.js";
@@ -48,26 +49,11 @@ const ResumeState = z.object({
   polling: z.boolean().optional(),
   endedAt: z.string().optional(),
   pollOnly: z.boolean().optional(),
-  last: z
-    .object({
-      cursor: z.string(),
-      text: z.number().int().nonnegative(),
-      citations: z.number().int().nonnegative(),
-      trail: z.number().int().nonnegative().optional(),
-    })
-    .optional(),
+  last: LastBatch.optional(),
 });
 type ResumeState = z.infer<typeof ResumeState>;
 
-function resumeOf(ref: JobRef): ResumeState {
-  const parsed = ResumeState.safeParse(ref.resume);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = ["resume", ...issue.path].join(".");
-    throw new InvalidRefError(field, `Invalid ref: field "${field}": ${issue.message}.`);
-  }
-  return parsed.data;
-}
+const resumeOf = (ref: JobRef): ResumeState => readResumeState(ref, ResumeState);
 
 /**
  * What was delivered before the ref's position. `resume` counts everything its last batch

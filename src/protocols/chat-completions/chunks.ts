@@ -1,0 +1,78 @@
+/**
+ * Streamed chunks decoded once, into a narrowed type. Nearly every chunk of a stream is
+ * a plain content delta: it is recognised by a few property reads (no schema, no
+ * copy); every other chunk goes through the `Chunk` schema; what the schema cannot read
+ * is `unrecognized` (logged and skipped by the caller, never fatal).
+ */
+import { Annotation, Chunk, type Delta, ReasoningDetail, type UrlCitation } from "./wire.js";
+
+export type DecodedChunk =
+  /** Nothing but content: one choice, no finish reason, reasoning, annotations, usage or error. */
+  | { kind: "content"; text: string }
+  | { kind: "chunk"; chunk: Chunk }
+  | { kind: "unrecognized"; issue: string };
+
+interface LooseChunk {
+  choices?: unknown;
+  usage?: unknown;
+  error?: unknown;
+  citations?: unknown;
+}
+
+interface LooseChoice {
+  delta?: Record<string, unknown> | null;
+  finish_reason?: unknown;
+}
+
+/** The text of a chunk that carries nothing but content; undefined for any other chunk. */
+export function plainContent(data: unknown): string | undefined {
+  const chunk = data as LooseChunk | null;
+  if (!chunk || chunk.usage != null || chunk.error != null || chunk.citations != null) return undefined;
+  const choices = chunk.choices;
+  if (!Array.isArray(choices) || choices.length !== 1) return undefined;
+  const choice = choices[0] as LooseChoice | null;
+  const delta = choice?.delta;
+  if (choice?.finish_reason != null || !delta || typeof delta.content !== "string") return undefined;
+  if (delta.reasoning != null || delta.reasoning_details != null || delta.annotations != null)
+    return undefined;
+  return delta.content;
+}
+
+/** `plain: false` reads every chunk through the schema (the first chunk's id matters). */
+export function decodeChunk(data: unknown, plain = true): DecodedChunk {
+  const text = plain ? plainContent(data) : undefined;
+  if (text !== undefined) return { kind: "content", text };
+  const parsed = Chunk.safeParse(data);
+  return parsed.success
+    ? { kind: "chunk", chunk: parsed.data }
+    : { kind: "unrecognized", issue: parsed.error.message };
+}
+
+/** The `url_citation`s of a delta; other annotation types and unreadable ones are skipped. */
+export function urlCitationsOf(delta: Delta): UrlCitation[] {
+  const out: UrlCitation[] = [];
+  for (const raw of delta.annotations ?? []) {
+    const annotation = Annotation.safeParse(raw);
+    if (annotation.success && annotation.data.type === "url_citation" && annotation.data.url_citation)
+      out.push(annotation.data.url_citation);
+  }
+  return out;
+}
+
+/**
+ * The reasoning text of a delta. `reasoning` and `reasoning_details` carry the same
+ * text: one is taken (details first, as OpenRouter's SDK does; WIRE.md §4).
+ */
+export function reasoningOf(delta: Delta): string {
+  let text = "";
+  let structured = false;
+  for (const raw of delta.reasoning_details ?? []) {
+    const detail = ReasoningDetail.safeParse(raw);
+    if (!detail.success) continue;
+    if (detail.data.type === "reasoning.text" && detail.data.text) text += detail.data.text;
+    else if (detail.data.type === "reasoning.summary" && detail.data.summary) text += detail.data.summary;
+    else continue;
+    structured = true;
+  }
+  return structured ? text : (delta.reasoning ?? "");
+}

@@ -1,0 +1,130 @@
+/**
+ * The Chat Completions error body, `{ error: { code, message, metadata } }`, before a
+ * stream starts (with the real HTTP status), as a 200 JSON body where a stream was
+ * expected, and mid-stream as a chunk's top-level `error` (providers/openrouter/WIRE.md §6).
+ * `metadata.error_type`, `metadata.reasons`/`flagged_input` (moderation) and
+ * `availability` are OpenRouter's; other compatible servers send a subset, which reads
+ * the same way.
+ */
+import { z } from "zod";
+import { InvalidRequestError, ProviderUnavailableError, type SondeError } from "../../errors.js";
+import type { EventError, ProviderName } from "../../events.js";
+import type { HttpFailure } from "../../transport/http.js";
+
+const Availability = z.object({ code: z.string().nullish(), retryable: z.boolean().nullish() });
+
+/** The `error` object of a body or a chunk. */
+export const ErrorObject = z.object({
+  /** Documented as a number (the HTTP status); one doc example shows a string. */
+  code: z.union([z.number(), z.string()]).nullish(),
+  message: z.string().nullish(),
+  metadata: z
+    .object({
+      error_type: z.string().nullish(),
+      provider_code: z.unknown().optional(),
+      /** Moderation: why the input was flagged. */
+      reasons: z.unknown().optional(),
+      flagged_input: z.unknown().optional(),
+    })
+    .nullish()
+    .catch(undefined),
+  availability: Availability.nullish().catch(undefined),
+});
+export type ErrorObject = z.infer<typeof ErrorObject>;
+
+/** A whole error response body; `availability` sits beside `error` or inside it. */
+export const ErrorBody = z.object({
+  error: ErrorObject.nullish().catch(undefined),
+  availability: Availability.nullish().catch(undefined),
+});
+
+/** How one provider words its errors. */
+export interface ChatErrorDialect {
+  provider: ProviderName;
+  /** What to do about a 404 (the model is not served), appended to the message. */
+  notServed: string;
+}
+
+/** Mid-stream `error_type`s a fresh request may get past (WIRE.md §6). */
+const transientErrors = new Set([
+  "rate_limit_exceeded",
+  "provider_overloaded",
+  "provider_unavailable",
+  "timeout",
+]);
+
+/** Statuses the status-code mapping already words well (key, credit, timeout, rate limit). */
+const byStatus = new Set([401, 402, 403, 408, 429]);
+
+/** A code the user can switch on: the provider's string code, never a bare status number. */
+function wordCode(code: unknown): string | undefined {
+  return typeof code === "string" && !/^\d+$/.test(code) ? code : undefined;
+}
+
+/**
+ * The readings of a failed HTTP response that the body adds to its status; undefined
+ * leaves it to the status-code mapping (`errorFromFailure`).
+ */
+export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDialect): SondeError | undefined {
+  const parsed = ErrorBody.safeParse(failure.body);
+  const body = parsed.success ? parsed.data : {};
+  const metadata = body.error?.metadata;
+  const errorType = metadata?.error_type ?? undefined;
+  const availability = body.availability ?? body.error?.availability ?? undefined;
+  const common = { provider: dialect.provider, status: failure.status, requestId: failure.requestId };
+  const message = `${dialect.provider} ${failure.status}: ${failure.message}`;
+  if (failure.status === 403 && (metadata?.reasons || metadata?.flagged_input || errorType === "moderation"))
+    return new InvalidRequestError(`${message}. The input was flagged by moderation; rephrase the query.`, {
+      ...common,
+      code: "moderation",
+    });
+  if (failure.status === 404)
+    return new InvalidRequestError(`${message}. ${dialect.notServed}`, {
+      ...common,
+      code: availability?.code ?? "model_not_found",
+    });
+  if (failure.status >= 500 && availability?.retryable === false)
+    return new ProviderUnavailableError(
+      `${message} (${availability.code ?? "unavailable"}; not retryable).`,
+      { ...common, retryable: false },
+    );
+  if (failure.status >= 400 && failure.status < 500 && !byStatus.has(failure.status))
+    return new InvalidRequestError(message, {
+      ...common,
+      code: errorType ?? wordCode(failure.code) ?? "invalid_request",
+    });
+  return undefined;
+}
+
+/**
+ * A 200 JSON body where a stream was expected (`{error: {code, message}}`, code = the
+ * real status; 502 when it names none): no run was started.
+ */
+export function failureOfBody(provider: ProviderName, response: Response, body: unknown): HttpFailure {
+  const error = ErrorBody.safeParse(body).data?.error;
+  const code = error?.code;
+  return {
+    provider,
+    status: typeof code === "number" ? code : 502,
+    body,
+    headers: response.headers,
+    requestId: response.headers.get("x-generation-id") ?? undefined,
+    retryAfterMs: undefined,
+    message: error?.message ?? "the response was not an event stream",
+    code: code === undefined || code === null ? undefined : String(code),
+  };
+}
+
+/** A chunk's mid-stream `error` as the job's error event: what arrived before it is kept. */
+export function streamErrorOf(error: ErrorObject, provider: ProviderName): EventError {
+  const { code, message } = error;
+  const type = error.metadata?.error_type ?? undefined;
+  return {
+    code: type ?? (code !== undefined && code !== null ? String(code) : "provider_error"),
+    message:
+      `${provider}: ${message ?? "the provider reported an error"} (mid-stream). ` +
+      "What arrived before it is kept; a retry restarts the whole request and is billed again.",
+    retryable: type !== undefined && transientErrors.has(type),
+    ...(typeof code === "number" && { status: code }),
+  };
+}
