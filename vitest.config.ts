@@ -37,7 +37,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
-    exclude: ["test/bench/**", "node_modules/**"],
+    // test/runtimes runs the built package on Bun, Deno and workerd: after the build (vitest.runtimes.config.ts).
+    exclude: ["test/bench/**", "test/runtimes/**", "node_modules/**"],
     // Benchmarks run only with `npm run bench` (vitest's dedicated benchmark project).
     benchmark: { include: ["test/bench/**/*.bench.ts"] },
     testTimeout: 20_000,
