@@ -46,6 +46,8 @@ export class ResultAggregator {
   // Flat blocks, not a `+=` rope: a rope keeps a cons cell and the string of every delta.
   #report = new TextBuffer();
   #citations = new Map<string, Citation>();
+  /** Normalized keys of the URLs seen (at most one per citation kept or merged). */
+  #keys = new Map<string, string>();
   #gaps: Gap[] = [];
   #errors: EventError[] = [];
   #usage: Usage = emptyUsage;
@@ -80,15 +82,21 @@ export class ResultAggregator {
   }
 
   #addCitation(citation: Citation): void {
-    const key = normalizeUrl(citation.url);
+    // Inline markers cite the same few sources over and over: each URL is parsed once.
+    let key = this.#keys.get(citation.url);
+    if (key === undefined) {
+      key = normalizeUrl(citation.url);
+      this.#keys.set(citation.url, key);
+    }
     const known = this.#citations.get(key);
     if (!known) {
       this.#citations.set(key, { ...citation });
       return;
     }
     // Merge: fill fields the first sighting lacked; the first position wins.
-    for (const [field, value] of Object.entries(citation) as [keyof Citation, never][]) {
-      if (known[field] === undefined && value !== undefined) known[field] = value;
+    for (const field in citation) {
+      const name = field as keyof Citation;
+      if (known[name] === undefined && citation[name] !== undefined) known[name] = citation[name] as never;
     }
     if (citation.verified === true) known.verified = true;
   }

@@ -116,6 +116,22 @@ class CancelledLocally {
   ) {}
 }
 
+/** An open connection: its first new wire event, then the rest (`take` without an async step while a read lasts). */
+interface OpenStream {
+  first: WireEvent;
+  next(): Promise<WireEvent | undefined>;
+  take(): WireEvent | undefined;
+  close(): Promise<void>;
+}
+
+/** A connection's failure, with the cursor of the last wire event it delivered (to resume after). */
+class Dropped {
+  constructor(
+    readonly error: unknown,
+    readonly cursor: string | undefined,
+  ) {}
+}
+
 interface Suppression {
   cursor: string;
   rank: number | undefined;
@@ -150,6 +166,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   // Dedup state.
   #lastRank = Number.NEGATIVE_INFINITY;
   #recent = new Set<string>();
+  #older = new Set<string>();
   #suppress: Suppression | undefined;
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -162,7 +179,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #whenCreated: Promise<string> | undefined;
   #onId: ((id: string) => void) | undefined;
   #early:
-    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent>; pulled: Promise<unknown> }
+    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent[]>; pulled: Promise<unknown> }
     | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
 
@@ -274,7 +291,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         while (!this.#id) {
           const step = await source.next();
           if (step.done) return;
-          events.push(step.value);
+          events.push(...step.value);
         }
       };
       this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
@@ -289,12 +306,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
   async *#events(): AsyncGenerator<ResearchEvent> {
     const early = this.#early;
-    if (!early) return yield* this.#drive();
+    if (!early) {
+      for await (const events of this.#drive()) for (const event of events) yield event;
+      return;
+    }
     try {
       const failure = await early.pulled;
       yield* early.events.splice(0);
       if (failure !== undefined) throw failure;
-      yield* early.source;
+      for await (const events of early.source) for (const event of events) yield event;
     } finally {
       // A consumer that stops inside the early events still closes the drive.
       await early.source.return(undefined);
@@ -376,9 +396,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (this.#consumed) return;
     this.#consumed = true;
     try {
-      for await (const _ of this.#events()) {
-        // result() aggregates; nothing to do per event.
-      }
+      // result() aggregates; nothing to do per event. Without an early pull (created()), a
+      // network read's events go out as one array.
+      if (this.#early) for await (const _ of this.#events());
+      else for await (const _ of this.#drive(true));
     } catch {
       // #drive settles the result promise itself.
     }
@@ -403,9 +424,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#lastRank = rank;
       return false;
     }
-    if (this.#recent.has(cursor)) return true;
+    if (this.#recent.has(cursor) || this.#older.has(cursor)) return true;
+    // Two generations instead of deleting the oldest per event: at least the last
+    // RECENT_CURSORS are remembered, at most twice that.
+    if (this.#recent.size >= RECENT_CURSORS) {
+      this.#older = this.#recent;
+      this.#recent = new Set();
+    }
     this.#recent.add(cursor);
-    if (this.#recent.size > RECENT_CURSORS) this.#recent.delete(this.#recent.values().next().value as string);
     return false;
   }
 
@@ -449,6 +475,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /** The delivered event: one copy of the mapped one (an adapter may hand out its wire data or a mock's script). */
   #complete(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
+    if (mapped.type === "text" && wire !== undefined && mapped.rawEvent === undefined) {
+      // The hot path, in the generic path's shape and key order, built at once.
+      return wire.cursor !== undefined
+        ? { type: "text", delta: mapped.delta, seq: 0, cursor: wire.cursor, rawEvent: wire.data }
+        : { type: "text", delta: mapped.delta, seq: 0, rawEvent: wire.data };
+    }
     let event: ResearchEvent;
     if (mapped.type === "usage") {
       this.#usage = mergeUsage(this.#usage, mapped.usage, this.#init.pricing);
@@ -518,7 +550,94 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#controller.abort(new CancelledLocally(outcome, gap));
   }
 
-  async *#drive(): AsyncGenerator<ResearchEvent> {
+  /**
+   * The events a wire event maps to; when it reports an error, every event it produced
+   * carries the scrubbed payload as its `rawEvent` (an error body may echo credentials).
+   */
+  #mapWire(wire: WireEvent): MappedEvent[] {
+    if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
+      this.#pollFallback = true;
+      notify(this.#observer, { type: "poll-fallback" });
+    }
+    const mapped = this.#session.map(wire);
+    if (hasError(mapped)) {
+      const scrubbed = redactValue(wire.data);
+      for (const event of mapped) event.rawEvent = scrubbed;
+    }
+    return mapped;
+  }
+
+  /**
+   * Completes and numbers event `i` of a mapped wire event, moving the ref's position to
+   * it; undefined when it is not delivered (before the ref's position, or a repeated `created`).
+   */
+  #emit(mapped: MappedEvent[], i: number, wire: WireEvent, skip: number): ResearchEvent | undefined {
+    const event = this.#complete(mapped[i]!, wire);
+    if (!event) return undefined;
+    if (i < skip) {
+      this.#aggregator.add(event); // already delivered before the ref was taken
+      this.#spend?.observe(event); // ...and already paid for
+      return undefined;
+    }
+    if (wire.cursor !== undefined) {
+      this.#refCursor = wire.cursor;
+      this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+    }
+    return this.#number(event);
+  }
+
+  /**
+   * One connection's events. `batched` (result() with nobody iterating): the events of one
+   * network read go out as one array, mapped without an async step between them (nobody can
+   * observe the job mid-array). Otherwise one event per array, completed when it is pulled,
+   * so `status`, `id` and `toRef()` move exactly as each event is delivered. Returns the
+   * cursor of the last wire event seen.
+   */
+  async *#connection(
+    stream: OpenStream,
+    cursor: string | undefined,
+    batched: boolean,
+  ): AsyncGenerator<ResearchEvent[], string | undefined> {
+    const signal = this.#controller.signal;
+    let out: ResearchEvent[] = [];
+    let last = cursor;
+    try {
+      for (let wire: WireEvent | undefined = stream.first; wire; ) {
+        if (signal.aborted) throw signal.reason;
+        const mapped = this.#mapWire(wire);
+        const skip = this.#suppressedCount(wire, mapped.length);
+        for (let i = 0; i < mapped.length; i++) {
+          const event = this.#emit(mapped, i, wire, skip);
+          if (!event) continue;
+          if (batched) out.push(event);
+          else yield [event];
+        }
+        if (wire.cursor !== undefined) last = wire.cursor;
+        const crossing = this.#spend?.crossing();
+        if (crossing) {
+          if (out.length > 0) yield out;
+          out = [];
+          await this.#stopAtCap(crossing);
+          if (signal.aborted) throw signal.reason;
+        }
+        if (this.#terminal) break;
+        wire = stream.take();
+        if (!wire) {
+          if (out.length > 0) yield out;
+          out = [];
+          wire = await stream.next();
+        }
+      }
+    } catch (error) {
+      // Numbered events go out before the failure: no seq is skipped.
+      if (out.length > 0) yield out;
+      throw new Dropped(error, last);
+    }
+    if (out.length > 0) yield out;
+    return last;
+  }
+
+  async *#drive(batched = false): AsyncGenerator<ResearchEvent[]> {
     this.#started = true;
     this.#startClock();
     const signal = this.#controller.signal;
@@ -537,47 +656,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
         try {
-          for (
-            let wire: WireEvent | undefined = stream.first;
-            wire;
-            wire = stream.take() ?? (await stream.next())
-          ) {
-            if (signal.aborted) throw signal.reason;
-            if (wire.snapshot === true && this.#observer && !this.#pollFallback && !this.#init.pollOnly) {
-              this.#pollFallback = true;
-              notify(this.#observer, { type: "poll-fallback" });
-            }
-            const mapped = this.#session.map(wire);
-            if (hasError(mapped)) {
-              // An error payload may echo credentials: every event it produced carries the scrubbed copy.
-              const scrubbed = redactValue(wire.data);
-              wire = { ...wire, data: scrubbed };
-              for (const event of mapped) event.rawEvent = scrubbed;
-            }
-            const skip = this.#suppressedCount(wire, mapped.length);
-            for (let i = 0; i < mapped.length; i++) {
-              const event = this.#complete(mapped[i]!, wire);
-              if (!event) continue;
-              if (i < skip) {
-                this.#aggregator.add(event); // already delivered before the ref was taken
-                this.#spend?.observe(event); // ...and already paid for
-                continue;
-              }
-              if (wire.cursor !== undefined) {
-                this.#refCursor = wire.cursor;
-                this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
-              }
-              yield this.#number(event);
-            }
-            if (wire.cursor !== undefined) cursor = wire.cursor;
-            const crossing = this.#spend?.crossing();
-            if (crossing) {
-              await this.#stopAtCap(crossing);
-              if (signal.aborted) throw signal.reason;
-            }
-            if (this.#terminal) break;
-          }
-        } catch (error) {
+          cursor = yield* this.#connection(stream, cursor, batched);
+        } catch (thrown) {
+          const error = thrown instanceof Dropped ? thrown.error : thrown;
+          if (thrown instanceof Dropped) cursor = thrown.cursor;
           // A drop after progress: reopen from the cursor with a fresh retry budget.
           if (signal.aborted || !this.#canReconnect(error)) throw error;
           this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });
@@ -600,50 +682,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       }
       finalStatus = this.#status;
     } catch (thrown) {
-      const reason = signal.aborted ? signal.reason : undefined;
-      if (reason instanceof CancelledLocally) {
-        // Stopped at the spend cap, the job is incomplete (its partial report kept), not cancelled.
-        finalStatus = reason.cap ? "incomplete" : "cancelled";
-        this.#over = reason.outcome.outcome === "cancelled";
-        const charged = reason.outcome.usage;
-        const final = reason.cap
-          ? this.#spend?.finalUsage(charged)
-          : charged?.costSource === "provider"
-            ? // The provider's charge for the cancelled job (work already done) is the job's cost.
-              { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" as const }
-            : undefined;
-        if (final) {
-          this.#usage = final;
-          tail.push(this.#number({ type: "usage", usage: final, seq: 0 }));
-        }
-        if (reason.cap) tail.push(this.#number({ type: "gap", gap: reason.cap, seq: 0 }));
-        if (this.#status !== finalStatus)
-          tail.push(this.#number({ type: "status", status: finalStatus, seq: 0 }));
-        this.#status = finalStatus;
-      } else if (reason && JobAbortedError.isInstance(reason)) {
-        this.#settle.reject(reason);
-        this.#ended("aborted", reason);
-        throw reason;
-      } else {
-        const error = toTransportError(thrown, this.#init.provider, signal);
-        this.#failure = error;
-        const interrupted = StreamInterruptedError.isInstance(error);
-        finalStatus = interrupted ? "incomplete" : "failed";
-        tail.push(
-          this.#number({
-            type: "error",
-            seq: 0,
-            error: {
-              code: error.code,
-              message: error.message,
-              // Worth retrying only if attaching the ref later can continue the job.
-              retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
-              ...(error.status !== undefined && { status: error.status }),
-            },
-          }),
-        );
-        this.#status = finalStatus;
-      }
+      finalStatus = this.#ending(thrown, tail);
     } finally {
       clearTimeout(this.#timer);
       this.#detach();
@@ -663,7 +702,62 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     tail.push(this.#number({ type: "done", status, seq: 0 }));
     this.#terminal = true;
     this.#settleResult(status);
-    yield* tail;
+    if (batched) yield tail;
+    else for (const event of tail) yield [event];
+  }
+
+  /**
+   * What the job's stream ends with after `thrown`: the closing events it owes (pushed to
+   * `tail`, numbered) and its final status. Rethrows an abort, which ends the job without them.
+   */
+  #ending(thrown: unknown, tail: ResearchEvent[]): JobStatus {
+    const signal = this.#controller.signal;
+    const reason = signal.aborted ? signal.reason : undefined;
+    if (reason instanceof CancelledLocally) {
+      // Stopped at the spend cap, the job is incomplete (its partial report kept), not cancelled.
+      const finalStatus: JobStatus = reason.cap ? "incomplete" : "cancelled";
+      this.#over = reason.outcome.outcome === "cancelled";
+      const charged = reason.outcome.usage;
+      const final = reason.cap
+        ? this.#spend?.finalUsage(charged)
+        : charged?.costSource === "provider"
+          ? // The provider's charge for the cancelled job (work already done) is the job's cost.
+            { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" as const }
+          : undefined;
+      if (final) {
+        this.#usage = final;
+        tail.push(this.#number({ type: "usage", usage: final, seq: 0 }));
+      }
+      if (reason.cap) tail.push(this.#number({ type: "gap", gap: reason.cap, seq: 0 }));
+      if (this.#status !== finalStatus)
+        tail.push(this.#number({ type: "status", status: finalStatus, seq: 0 }));
+      this.#status = finalStatus;
+      return finalStatus;
+    }
+    if (reason && JobAbortedError.isInstance(reason)) {
+      this.#settle.reject(reason);
+      this.#ended("aborted", reason);
+      throw reason;
+    }
+    const error = toTransportError(thrown, this.#init.provider, signal);
+    this.#failure = error;
+    const interrupted = StreamInterruptedError.isInstance(error);
+    const finalStatus: JobStatus = interrupted ? "incomplete" : "failed";
+    tail.push(
+      this.#number({
+        type: "error",
+        seq: 0,
+        error: {
+          code: error.code,
+          message: error.message,
+          // Worth retrying only if attaching the ref later can continue the job.
+          retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
+          ...(error.status !== undefined && { status: error.status }),
+        },
+      }),
+    );
+    this.#status = finalStatus;
+    return finalStatus;
   }
 
   #settleResult(status: JobStatus): void {
@@ -706,7 +800,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * event, so that a connection that fails before making progress consumes a retry and
    * one that made progress starts a fresh budget.
    */
-  async #open(cursor: string | undefined, signal: AbortSignal) {
+  async #open(cursor: string | undefined, signal: AbortSignal): Promise<OpenStream> {
     const session = this.#session;
     const rateLimit = new SubmitRateLimit(this.#init.retry, this.#init.logger);
     const beforeJob = () => session.jobId === undefined;

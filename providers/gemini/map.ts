@@ -1,7 +1,8 @@
 /**
- * Gemini wire events → Sonde events. Stateful: it keeps the report text per step (so
- * byte-offset citations can be converted), what was already emitted (so a final snapshot
- * after a drop emits only the rest), and the last status and phase (so replayed lifecycle
+ * Gemini wire events → Sonde events. Stateful: it keeps each step's text in flat blocks
+ * until the job ends (so byte-offset citations can be converted) and only a fingerprint of
+ * the report (the report is the job's result, not kept twice), what was already emitted
+ * (so a final snapshot after a drop emits only the rest), and the last status and phase (so replayed lifecycle
  * events without an `event_id` are not delivered twice).
  *
  * Every batch lists text first, then citations, then the rest: `resumeState()` relies on
@@ -9,7 +10,8 @@
  */
 import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { OffsetCursor, utf8Length } from "../../src/text-offsets.js";
+import { TextBuffer } from "../../src/text-buffer.js";
+import { TextFingerprint } from "../../src/text-fingerprint.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import { resultEvents, toolNames, trailOf } from "./trail.js";
@@ -43,12 +45,9 @@ export type GeminiWire = WireEvent & { snapshot?: boolean; local?: LocalEvent; s
 
 interface StepState {
   type: string;
-  /** `model_output`: its text so far, its UTF-8 length, and where it starts in the report. */
-  text: string;
-  bytes: number;
+  /** `model_output`: its text so far (counting UTF-8 bytes), and where it starts in the report. */
+  text: TextBuffer;
   base: number | undefined;
-  starts: OffsetCursor;
-  ends: OffsetCursor;
   /** Annotations that point past the text received so far. */
   pending: WireAnnotation[];
   callId?: string | undefined;
@@ -106,7 +105,8 @@ export interface LastBatch {
 
 export class GeminiMapper {
   readonly #options: MapperOptions;
-  #report = "";
+  /** The report's length and fingerprint. */
+  #report = new TextFingerprint();
   #steps = new Map<number, StepState>();
   #cited = new Set<string>();
   #citations = 0;
@@ -149,7 +149,8 @@ export class GeminiMapper {
   }
   /** Text length and citation count of the last non-empty batch, and its cursor. */
   get lastBatch(): LastBatch | undefined {
-    return this.#lastBatch;
+    // A copy: a text delta updates the mapper's own in place.
+    return this.#lastBatch && { ...this.#lastBatch };
   }
   /** Result steps (finished searches, pages, tool calls) whose events were emitted. */
   get results(): number {
@@ -157,6 +158,8 @@ export class GeminiMapper {
   }
 
   map(wire: GeminiWire): MappedEvent[] {
+    const fast = wire.local ? undefined : this.#textDelta(wire);
+    if (fast) return fast;
     const batch = new Batch();
     if (wire.local) this.#mapLocal(wire.local, wire.data, batch);
     else this.#mapEvent(wire.data, batch);
@@ -172,21 +175,39 @@ export class GeminiMapper {
     return events;
   }
 
-  #mapEvent(data: unknown, batch: Batch): void {
-    // Text deltas are nearly every event of a stream: checked by hand, not by the schema.
-    const fast = data as {
+  /**
+   * A plain text delta, nearly every event of a stream: checked by hand, not by the schema,
+   * and mapped without a batch. Undefined for anything else (or text that completes a
+   * waiting annotation): the general path maps it.
+   */
+  #textDelta(wire: GeminiWire): MappedEvent[] | undefined {
+    const data = wire.data as {
       event_type?: unknown;
       index?: unknown;
       delta?: unknown;
       metadata?: unknown;
     } | null;
-    if (fast?.event_type === "step.delta" && typeof fast.index === "number" && fast.metadata == null) {
-      const delta = fast.delta as { type?: unknown; text?: unknown } | null | undefined;
-      if (delta?.type === "text" && typeof delta.text === "string") {
-        if (delta.text) this.#stepText(this.#step(fast.index, "model_output"), delta.text, batch);
-        return;
-      }
-    }
+    if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null) return;
+    const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
+    if (delta?.type !== "text" || typeof delta.text !== "string") return;
+    const text = delta.text;
+    if (!text) return [];
+    const state = this.#step(data.index, "model_output");
+    if (state.pending.length) return;
+    state.base ??= this.#report.length;
+    state.text.append(text);
+    this.#report.append(text);
+    this.#productive++;
+    const last = this.#lastBatch;
+    if (last && last.trail === undefined) {
+      last.cursor = wire.cursor;
+      last.text = text.length;
+      last.citations = 0;
+    } else this.#lastBatch = { cursor: wire.cursor, text: text.length, citations: 0 };
+    return [{ type: "text", delta: text }];
+  }
+
+  #mapEvent(data: unknown, batch: Batch): void {
     const parsed = WireEventSchema.safeParse(data);
     if (!parsed.success) {
       this.#options.logger.debug("gemini: ignoring an event that is not an interaction event", {
@@ -258,7 +279,7 @@ export class GeminiMapper {
     batch.trail = trail.events;
     batch.trailFrom = skip;
     this.#results = Math.max(skip, trail.results);
-    if (stored.report.startsWith(this.#report)) {
+    if (this.#report.isPrefixOf(stored.report)) {
       this.#appendText(stored.report.slice(this.#report.length), batch);
     } else {
       this.#options.logger.warn("gemini: the stored report differs from the streamed text", {
@@ -320,11 +341,8 @@ export class GeminiMapper {
     if (!state) {
       state = {
         type: type ?? "unknown",
-        text: "",
-        bytes: 0,
+        text: new TextBuffer("bytes"),
         base: undefined,
-        starts: new OffsetCursor("utf8"),
-        ends: new OffsetCursor("utf8"),
         pending: [],
         queries: [],
         urls: [],
@@ -406,14 +424,13 @@ export class GeminiMapper {
 
   #appendText(text: string, batch: Batch): void {
     if (!text) return;
-    this.#report += text;
+    this.#report.append(text);
     batch.text += text;
   }
 
   #stepText(state: StepState, text: string, batch: Batch): void {
     state.base ??= this.#report.length;
-    state.text += text;
-    state.bytes += utf8Length(text);
+    state.text.append(text);
     this.#appendText(text, batch);
     if (state.pending.length) this.#flush(state, batch, false);
   }
@@ -429,17 +446,13 @@ export class GeminiMapper {
     const waiting: WireAnnotation[] = [];
     for (const annotation of state.pending) {
       const end = annotation.end_index ?? annotation.start_index ?? 0;
-      if (!final && end > state.bytes) {
+      if (!final && end > state.text.counted) {
         waiting.push(annotation);
         continue;
       }
-      const citation = toCitation(
-        state.text,
-        state.base ?? this.#report.length,
-        annotation,
-        state.starts,
-        state.ends,
-      );
+      const base = state.base ?? this.#report.length;
+      const toUtf16 = (bytes: number) => base + state.text.utf16Of(bytes);
+      const citation = toCitation(annotation, toUtf16, toUtf16);
       if (citation) this.#cite(citation, batch);
       else
         this.#options.logger.debug("gemini: ignoring an annotation without a url", { type: annotation.type });
@@ -585,5 +598,7 @@ export class GeminiMapper {
     }
     this.#status = status;
     batch.rest.push({ type: "status", status });
+    // Nothing is mapped after the end, and every annotation is resolved: the steps' text goes.
+    this.#steps.clear();
   }
 }

@@ -46,26 +46,29 @@ export function toCitations(text: string, base: number, annotations: WireAnnotat
   const ends = new OffsetCursor("utf8");
   const citations: Citation[] = [];
   for (const annotation of annotations) {
-    const citation = toCitation(text, base, annotation, starts, ends);
+    const citation = toCitation(
+      annotation,
+      (bytes) => base + starts.toUtf16(text, bytes),
+      (bytes) => base + ends.toUtf16(text, bytes),
+    );
     if (citation) citations.push(citation);
   }
   return citations;
 }
 
+/** A citation of `annotation`, its UTF-8 byte offsets converted to UTF-16 offsets of the report by `start` and `end`. */
 export function toCitation(
-  text: string,
-  base: number,
   annotation: WireAnnotation,
-  starts: OffsetCursor,
-  ends: OffsetCursor,
+  start: (bytes: number) => number,
+  end: (bytes: number) => number,
 ): Citation | undefined {
   const target = citationTarget(annotation);
   if (!target) return undefined;
   const citation: Citation = { ...target };
   if (typeof annotation.start_index === "number" && annotation.start_index >= 0)
-    citation.startIndex = base + starts.toUtf16(text, annotation.start_index);
+    citation.startIndex = start(annotation.start_index);
   if (typeof annotation.end_index === "number" && annotation.end_index >= 0)
-    citation.endIndex = base + ends.toUtf16(text, annotation.end_index);
+    citation.endIndex = end(annotation.end_index);
   return citation;
 }
 

@@ -11,28 +11,41 @@ import type { SourceIndex } from "../../src/protocols/responses/text.js";
 
 const MARKER = /\[web:(\d{1,9})\]/g;
 /** What the end of the text may hold of a marker not yet complete. */
+const EMPTY = /(?:)/;
 const PARTIAL = /\[(?:w(?:e(?:b(?::\d{0,9})?)?)?)?$/;
 
 export class WebMarkers implements InlineCitations {
-  /** Where the next scan starts: past the last marker found, or at a marker still arriving. */
-  #from = 0;
+  /** UTF-16 length of the text scanned so far, held-back tail included. */
+  #length = 0;
+  /** The end of the text that may be the start of a marker still arriving. */
+  #held = "";
 
-  scan(report: string, sources: SourceIndex, final: boolean): Citation[] {
+  scan(appended: string, sources: SourceIndex, final: boolean): Citation[] {
+    if (this.#held === "" && !appended.includes("[")) {
+      // Nearly every delta: no marker starts or ends in it.
+      this.#length += appended.length;
+      return [];
+    }
+    const text = this.#held + appended;
+    const base = this.#length - this.#held.length;
+    this.#length += appended.length;
     const out: Citation[] = [];
-    MARKER.lastIndex = this.#from;
-    let end = this.#from;
-    for (let match = MARKER.exec(report); match; match = MARKER.exec(report)) {
+    MARKER.lastIndex = 0;
+    let end = 0;
+    for (let match = MARKER.exec(text); match; match = MARKER.exec(text)) {
       end = MARKER.lastIndex;
       const source = sources.get(Number(match[1]));
       if (!source) continue;
-      const citation: Citation = { url: source.url, startIndex: match.index, endIndex: end };
+      const citation: Citation = { url: source.url, startIndex: base + match.index, endIndex: base + end };
       if (source.title) citation.title = source.title;
       if (source.snippet) citation.snippet = source.snippet;
       out.push(citation);
     }
-    const tail = final ? null : PARTIAL.exec(report.slice(Math.max(end, report.length - 16)));
-    this.#from = tail ? report.length - tail[0].length : report.length;
-    this.#from = Math.max(this.#from, end);
+    const tail = final ? null : PARTIAL.exec(text.slice(Math.max(end, text.length - 16)));
+    this.#held = tail ? tail[0] : "";
+    // V8 keeps the subject of the last successful match (RegExp.lastMatch, `$_`) alive: after
+    // a whole report (a final snapshot), a match on an empty string lets the report go.
+    if (text.length > 4096) EMPTY.exec("");
     return out;
   }
 }

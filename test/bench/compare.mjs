@@ -6,7 +6,8 @@
  * citation path against the same stream without citations, cold import, and retained
  * memory at 1,000,000 deltas.
  *
- * Env: BENCH_DELTAS (100000), BENCH_RUNS (5), BENCH_MEMORY_DELTAS (1000000; 0 skips).
+ * Env: BENCH_DELTAS (100000), BENCH_RUNS (5), BENCH_MEMORY_DELTAS (1000000; 0 skips),
+ * BENCH_ENGINES (comma-separated; default openai,gemini,perplexity,openrouter), BENCH_CITATIONS (0 skips).
  */
 import { execFile } from "node:child_process";
 import { createServer } from "node:http";
@@ -19,6 +20,8 @@ const here = fileURLToPath(new URL(".", import.meta.url));
 const DELTAS = Number(process.env.BENCH_DELTAS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const MEMORY_DELTAS = Number(process.env.BENCH_MEMORY_DELTAS ?? 1_000_000);
+const ENGINES = (process.env.BENCH_ENGINES ?? "openai,gemini,perplexity,openrouter").split(",");
+const CITATIONS = process.env.BENCH_CITATIONS !== "0";
 
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -72,7 +75,7 @@ async function sideBySide(engine, deltas = DELTAS) {
 
 const rows = [];
 const importTimes = [];
-for (const engine of ["openai", "gemini", "openrouter"]) {
+for (const engine of ENGINES) {
   const { sdk, floor, importMs } = await sideBySide(engine);
   importTimes.push(importMs);
   rows.push({
@@ -86,24 +89,26 @@ for (const engine of ["openai", "gemini", "openrouter"]) {
 console.log(`\nStreaming, median of ${RUNS} fresh-process runs each (speed ≥ 0.90 is the target):`);
 console.table(rows);
 
-const citationDeltas = DELTAS * 2;
-const cited = await sideBySide("perplexity-citations", citationDeltas);
-const plain = await sideBySide("perplexity-plain", citationDeltas);
-console.log(
-  `\nPerplexity-style unpositioned citations over OpenRouter, ${citationDeltas} deltas (target ≤ 1.20×):`,
-);
-console.table([
-  { transcript: "with citations", "sdk ms": cited.sdk.toFixed(0) },
-  { transcript: "without", "sdk ms": plain.sdk.toFixed(0) },
-  { transcript: "ratio", "sdk ms": (cited.sdk / plain.sdk).toFixed(2) },
-]);
+if (CITATIONS) {
+  const citationDeltas = DELTAS * 2;
+  const cited = await sideBySide("perplexity-citations", citationDeltas);
+  const plain = await sideBySide("perplexity-plain", citationDeltas);
+  console.log(
+    `\nPerplexity-style unpositioned citations over OpenRouter, ${citationDeltas} deltas (target ≤ 1.20×):`,
+  );
+  console.table([
+    { transcript: "with citations", "sdk ms": cited.sdk.toFixed(0) },
+    { transcript: "without", "sdk ms": plain.sdk.toFixed(0) },
+    { transcript: "ratio", "sdk ms": (cited.sdk / plain.sdk).toFixed(2) },
+  ]);
+}
 console.log(
   `\nCold import("sonde") (dist), median over ${importTimes.length * RUNS} fresh processes: ${median(importTimes).toFixed(1)} ms (target < 50)`,
 );
 
 if (MEMORY_DELTAS > 0) {
   const memory = [];
-  for (const engine of ["openai", "gemini", "openrouter"]) {
+  for (const engine of ENGINES) {
     const { body } = engines[engine].transcript(MEMORY_DELTAS);
     const server = await serve(body);
     try {
@@ -121,6 +126,6 @@ if (MEMORY_DELTAS > 0) {
       await server.close();
     }
   }
-  console.log("\nHeap retained after GC with the finished job's result held:");
+  console.log("\nHeap retained after GC with the finished job and its result held:");
   console.table(memory);
 }

@@ -1,7 +1,8 @@
 /**
  * One measured run in a fresh process: `node run-one.mjs <sdk|floor> <engine> <url> [--memory]`.
  * Prints one JSON line: stream time (request to last delta), report length, and with
- * `--memory` (run under --expose-gc) the heap retained after GC while the result is held.
+ * `--memory` (run under --expose-gc) the heap retained after GC while the finished job and
+ * its result are held.
  */
 import { createParser } from "eventsource-parser";
 import { engines, floorDelta } from "./transcripts.mjs";
@@ -49,7 +50,8 @@ async function sdk() {
   const client = new Sonde({ ...spec.settings(url), env: {}, clock: () => new Date("2026-06-01T00:00:00Z") });
   const job = client.research.start({ model: spec.model, query: "bench" });
   const result = await job.result();
-  return { report: result.report, result };
+  // The job is held too (with --memory): its engine's state counts as retained.
+  return { report: result.report, result, job };
 }
 
 const base = memory ? heap() : 0;
@@ -61,6 +63,7 @@ if (memory) {
   // A finished job's transport unwinds in the next few ticks (return() of its readers is not awaited).
   await new Promise((resolve) => setTimeout(resolve, 50));
   const held = outcome.result ?? outcome;
+  if (outcome.job && outcome.job.status !== "completed") throw new Error(`job ended ${outcome.job.status}`);
   line.retainedBytes = heap() - base;
   // A flat string costs 1 byte per character when all are Latin-1, else 2.
   line.reportBytes = /[^\u0000-\u00ff]/.test(held.report) ? held.report.length * 2 : held.report.length;

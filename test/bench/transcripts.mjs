@@ -191,6 +191,69 @@ function gemini(deltas) {
   return { body: parts.join(""), report };
 }
 
+/**
+ * Perplexity's Agent API (providers/perplexity/WIRE.md §4): the Responses stream with bare
+ * `data:` lines, one round of search results, then text deltas citing them inline as
+ * `[web:N]` (one marker every tenth delta, some split across two deltas).
+ */
+function perplexityAgent(deltas) {
+  const id = "resp_5eed0000-7c0f-4fee-9a11-0000000000bb";
+  const base = { id, object: "response", model: "medium", background: true };
+  const parts = [];
+  let seq = 0;
+  const push = (data) => parts.push(sse(undefined, { ...data, sequence_number: seq++ }));
+  push({ type: "response.created", response: { ...base, status: "queued", output: [] } });
+  push({ type: "response.in_progress", response: { ...base, status: "in_progress", output: [] } });
+  const results = Array.from({ length: 20 }, (_, i) => ({
+    id: i + 1,
+    url: `https://example.org/source-${i + 1}`,
+    title: `Source ${i + 1}`,
+    snippet: "a snippet",
+    source: "web",
+  }));
+  push({
+    type: "response.reasoning.search_queries",
+    queries: ["battery regulation"],
+    thought: "Searching. ",
+  });
+  push({ type: "response.reasoning.search_results", results });
+  const searches = { type: "search_results", queries: ["battery regulation"], results };
+  const text = { item_id: "msg_1", output_index: 1, content_index: 0 };
+  const item = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] };
+  push({ type: "response.output_item.added", output_index: 1, item });
+  let report = "";
+  for (let i = 0; i < deltas; i++) {
+    const marker = i % 10 === 0 ? `[web:${((i / 10) % 20) + 1}]` : "";
+    // Every other marker is cut in two: "[we" ends this delta, "b:N]" starts the next.
+    const delta =
+      i % 20 === 0
+        ? `${deltaText(i)}${marker.slice(0, 3)}`
+        : i % 20 === 1
+          ? `${"b:" + ((((i - 1) / 10) % 20) + 1) + "]"}${deltaText(i)}`
+          : `${deltaText(i)}${marker}`;
+    report += delta;
+    push({ type: "response.output_text.delta", ...text, delta });
+  }
+  push({ type: "response.output_text.done", ...text, text: report });
+  const done = {
+    ...item,
+    status: "completed",
+    content: [{ type: "output_text", text: report, annotations: [] }],
+  };
+  push({ type: "response.output_item.done", output_index: 1, item: done });
+  const usage = {
+    input_tokens: 1200,
+    output_tokens: deltas * 2,
+    total_tokens: 1200 + deltas * 2,
+    cost: { currency: "USD", input_cost: 0.0021, output_cost: 0.5, total_cost: 0.5021 },
+  };
+  push({
+    type: "response.completed",
+    response: { ...base, status: "completed", output: [searches, done], usage },
+  });
+  return { body: parts.join(""), report };
+}
+
 function openrouter(deltas) {
   const head = {
     id: "gen-1767000000-BenchBenchBenchBench",
@@ -313,6 +376,12 @@ export const engines = {
     settings: (url) => ({ gemini: { apiKey: "AIzaBench0000", baseURL: `${url}/v1beta` } }),
     transcript: gemini,
   },
+  perplexity: {
+    model: "perplexity:medium",
+    path: "/v1/agent",
+    settings: (url) => ({ perplexity: { apiKey: "pplx-bench-0000", baseURL: url } }),
+    transcript: perplexityAgent,
+  },
   openrouter: {
     model: "openrouter:openai/o4-mini-deep-research",
     path: "/api/v1/chat/completions",
@@ -335,7 +404,8 @@ export const engines = {
 
 /** What the floor takes from one parsed payload: the text delta, if any. */
 export function floorDelta(engine, data) {
-  if (engine === "openai") return data.type === "response.output_text.delta" ? data.delta : undefined;
+  if (engine === "openai" || engine === "perplexity")
+    return data.type === "response.output_text.delta" ? data.delta : undefined;
   if (engine === "gemini") return data.event_type === "step.delta" ? data.delta?.text : undefined;
   return data.choices?.[0]?.delta?.content;
 }

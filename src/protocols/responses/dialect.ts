@@ -13,11 +13,12 @@ import type { WireUsage } from "./wire.js";
 
 /**
  * Citations marked inline in the answer text (Perplexity's `[web:N]`). Stateful: each
- * call scans the report from where the last one stopped, holding back a tail that may
- * be the start of a marker unless `final`.
+ * call scans the text appended since the last one (offsets count from the first call's
+ * start), holding back a tail that may be the start of a marker unless `final`. O(appended):
+ * the report is never rescanned, and the scanner keeps no copy of it.
  */
 export interface InlineCitations {
-  scan(report: string, sources: SourceIndex, final: boolean): Citation[];
+  scan(appended: string, sources: SourceIndex, final: boolean): Citation[];
 }
 
 /** How a provider's Responses traffic differs from the protocol's common reading. */

@@ -131,12 +131,21 @@ export class ResponseMapper {
    * job, so it is replayed whole): with a ref's `cursorOffset` this tells how much was delivered.
    */
   get lastBatch(): LastBatch | undefined {
-    return this.#lastBatch;
+    // A copy: the mapper updates its own in place.
+    return this.#lastBatch && { ...this.#lastBatch };
   }
 
   map(wire: DecodedWireEvent): MappedEvent[] {
     const events = this.#map(wire);
-    if (events.length > 0) {
+    if (events.length === 1 && events[0]!.type === "text") {
+      // The hot path (a text delta): the batch's figures are updated in place.
+      this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
+      const last = this.#lastBatch;
+      last.cursor = wire.cursor;
+      last.text = events[0]!.delta.length;
+      last.citations = 0;
+      last.trail = 0;
+    } else if (events.length > 0) {
       let text = 0;
       let citations = 0;
       let trail = 0;

@@ -2,10 +2,12 @@
  * The report as it streams: `output_text` deltas appended in order, each content part's
  * `url_citation` annotations held until the text they point into has arrived, or (for an
  * inline-citing dialect) markers found as the text grows. Counts what it emitted so a
- * final snapshot, or a ref's replay after attach, adds only what is new.
+ * final snapshot, or a ref's replay after attach, adds only what is new. It keeps the open
+ * parts' text (their citation indexes point into it), never a second copy of the report.
  */
 import type { Citation } from "../../events.js";
 import type { Logger, MappedEvent } from "../../provider.js";
+import { TextFingerprint } from "../../text-fingerprint.js";
 import type { InlineCitations } from "./dialect.js";
 import type { StreamEventOf } from "./events.js";
 import { type FinalReport, isUrlCitation, type SourceIndex, TextPart } from "./text.js";
@@ -28,9 +30,15 @@ export interface EmittedCounts {
   trail: number;
 }
 
+/** Where a content part is addressed: `item_id` and `content_index`. */
+type PartAddress = { item_id?: string | null; content_index?: number | null };
+
 export class StreamedReport {
-  #report = "";
+  /** The report's length and fingerprint: its text is the job's result, not kept here twice. */
+  #streamed = new TextFingerprint();
   #parts = new Map<string, TextPart>();
+  /** The part the last delta went to: nearly every delta goes to the same one. */
+  #last: { itemId: string | null | undefined; contentIndex: number; part: TextPart } | undefined;
   #citations = 0;
   readonly #inline: InlineCitations | undefined;
   readonly #sources: SourceIndex;
@@ -50,18 +58,19 @@ export class StreamedReport {
   }
 
   get emitted(): Omit<EmittedCounts, "trail"> {
-    return { reportLength: this.#report.length, citations: this.#citations };
+    return { reportLength: this.#streamed.length, citations: this.#citations };
   }
 
   /** What of `final` lies between what this report emitted and what a ref says was delivered. */
   prefixOf(final: FinalReport, delivered: EmittedCounts): DeliveredPrefix | undefined {
-    const text = final.text.slice(this.#report.length, Math.max(this.#report.length, delivered.reportLength));
+    const length = this.#streamed.length;
+    const text = final.text.slice(length, Math.max(length, delivered.reportLength));
     const citations = final.citations.slice(this.#citations, Math.max(this.#citations, delivered.citations));
     if (!text && citations.length === 0) return undefined;
     return { type: "sonde.delivered", text, citations };
   }
 
-  partAdded(event: { item_id?: string | null; content_index?: number | null }): void {
+  partAdded(event: PartAddress): void {
     this.#partOf(event);
   }
 
@@ -72,35 +81,44 @@ export class StreamedReport {
       .flatMap(([, part]) => this.#flush(part, true));
   }
 
-  #partOf(event: { item_id?: string | null; content_index?: number | null }): TextPart {
-    const key = `${event.item_id}:${event.content_index ?? 0}`;
+  #partOf(event: PartAddress): TextPart {
+    const contentIndex = event.content_index ?? 0;
+    const last = this.#last;
+    if (last && last.itemId === event.item_id && last.contentIndex === contentIndex) return last.part;
+    const key = `${event.item_id}:${contentIndex}`;
     let part = this.#parts.get(key);
     if (!part) {
-      part = new TextPart(this.#report.length);
+      part = new TextPart(this.#streamed.length);
       this.#parts.set(key, part);
     }
+    this.#last = { itemId: event.item_id, contentIndex, part };
     return part;
   }
 
   /** New report text: appended, then the citations it completes (text first: see `lastBatch`). */
   #append(part: TextPart, delta: string): MappedEvent[] {
     part.append(delta);
-    this.#report += delta;
-    return [{ type: "text", delta }, ...this.#inlineCitations(false)];
+    this.#streamed.append(delta);
+    const out: MappedEvent[] = [{ type: "text", delta }];
+    if (this.#inline) this.#inlineCitations(delta, false, out);
+    return out;
   }
 
-  #inlineCitations(final: boolean): MappedEvent[] {
-    if (!this.#inline) return [];
-    const found = this.#inline.scan(this.#report, this.#sources, final);
+  /** Pushes the citations that `appended` completes onto `out`. */
+  #inlineCitations(appended: string, final: boolean, out: MappedEvent[]): void {
+    if (!this.#inline) return;
+    const found = this.#inline.scan(appended, this.#sources, final);
     this.#citations += found.length;
-    return found.map((citation) => ({ type: "citation", citation }));
+    for (const citation of found) out.push({ type: "citation", citation });
   }
 
   delta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
     if (event.delta === "") return [];
     const part = this.#partOf(event);
+    const out = this.#append(part, event.delta);
     // Annotations that were waiting for this text go out with it (after it: text first).
-    return [...this.#append(part, event.delta), ...this.#flush(part, false)];
+    if (part.pending.length > 0) out.push(...this.#flush(part, false));
+    return out;
   }
 
   annotation(event: StreamEventOf<"response.output_text.annotation.added">): MappedEvent[] {
@@ -115,9 +133,8 @@ export class StreamedReport {
     const part = this.#partOf(event);
     const out: MappedEvent[] = [];
     // The final text is authoritative; deltas that never came are delivered here.
-    if (typeof event.text === "string" && event.text.length > part.text.length) {
-      if (event.text.startsWith(part.text))
-        out.push(...this.#append(part, event.text.slice(part.text.length)));
+    if (typeof event.text === "string" && event.text.length > part.length) {
+      if (event.text.startsWith(part.text())) out.push(...this.#append(part, event.text.slice(part.length)));
       else {
         this.#logger.warn(`${this.#provider}: output_text.done disagrees with the streamed text`, {
           itemId: event.item_id,
@@ -137,13 +154,17 @@ export class StreamedReport {
     return out;
   }
 
-  /** Text of the final report this mapper has not emitted, then its citations (see `lastBatch`). */
+  /**
+   * Text of the final report this mapper has not emitted, then its citations (see
+   * `lastBatch`). Nothing is mapped after it, so the parts' text is let go.
+   */
   final(final: FinalReport): MappedEvent[] {
     const out: MappedEvent[] = [];
-    if (final.text.length > this.#report.length) {
-      if (final.text.startsWith(this.#report)) {
-        const rest = final.text.slice(this.#report.length);
-        this.#report += rest;
+    const length = this.#streamed.length;
+    if (final.text.length > length) {
+      if (this.#streamed.isPrefixOf(final.text)) {
+        const rest = final.text.slice(length);
+        this.#streamed.append(rest);
         out.push({ type: "text", delta: rest });
       } else {
         this.#logger.warn(
@@ -151,20 +172,26 @@ export class StreamedReport {
         );
       }
     }
-    if (this.#inline) return [...out, ...this.#inlineCitations(true)];
-    for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
-    for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
-    this.#citations = Math.max(this.#citations, final.citations.length);
+    if (this.#inline) {
+      const rest = out.length > 0 ? (out[0] as { delta: string }).delta : "";
+      this.#inlineCitations(rest, true, out);
+    } else {
+      for (const part of this.#parts.values()) out.push(...this.#flush(part, true));
+      for (const citation of final.citations.slice(this.#citations)) out.push({ type: "citation", citation });
+      this.#citations = Math.max(this.#citations, final.citations.length);
+    }
+    this.#parts.clear();
+    this.#last = undefined;
     return out;
   }
 
   delivered(prefix: DeliveredPrefix): MappedEvent[] {
     const out: MappedEvent[] = [];
     if (prefix.text) {
-      this.#report += prefix.text;
+      this.#streamed.append(prefix.text);
       out.push({ type: "text", delta: prefix.text });
       // The prefix's citations are the markers in its text: the scanner must not find them again.
-      this.#inline?.scan(this.#report, this.#sources, false);
+      this.#inline?.scan(prefix.text, this.#sources, false);
     }
     for (const citation of prefix.citations) out.push({ type: "citation", citation });
     this.#citations += prefix.citations.length;

@@ -5,7 +5,8 @@
  * Either way a citation's offsets end up as UTF-16 offsets of the whole report.
  */
 import type { Citation } from "../../events.js";
-import { codePointLength, OffsetCursor } from "../../text-offsets.js";
+import { TextBuffer } from "../../text-buffer.js";
+import { OffsetCursor } from "../../text-offsets.js";
 import type { InlineCitations, ResponsesDialect } from "./dialect.js";
 import { searchItemKey } from "./tool-counts.js";
 import {
@@ -17,34 +18,49 @@ import {
   type WireSearchResult,
 } from "./wire.js";
 
-/** One `output_text` content part: where it starts in the report, and its text so far. */
+/**
+ * One `output_text` content part as it streams: where it starts in the report, its text so
+ * far (flat blocks, for converting the code-point indexes of its annotations), and the
+ * annotations waiting for their text.
+ */
 export class TextPart {
-  text = "";
-  codePoints = 0;
-  readonly cursor = new OffsetCursor("codepoint");
+  #text = new TextBuffer("codePoints");
   readonly pending: WireAnnotation[] = [];
   constructor(readonly start: number) {}
 
+  /** UTF-16 length of the part's text. */
+  get length(): number {
+    return this.#text.length;
+  }
+
   append(delta: string): void {
-    this.text += delta;
-    this.codePoints += codePointLength(delta);
+    this.#text.append(delta);
+  }
+
+  text(): string {
+    return this.#text.toString();
   }
 
   /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */
   citation(annotation: WireAnnotation): Citation {
-    const citation: Citation = { url: annotation.url ?? "" };
-    if (annotation.title) citation.title = annotation.title;
-    if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
-      citation.startIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.start_index));
-      citation.endIndex = this.start + this.cursor.toUtf16(this.text, Math.max(0, annotation.end_index));
-    }
-    return citation;
+    return citationOf(annotation, (codePoints) => this.start + this.#text.utf16Of(codePoints));
   }
 
   /** Whether the text the annotation points into has arrived. */
   covers(annotation: WireAnnotation): boolean {
-    return (annotation.end_index ?? 0) <= this.codePoints;
+    return (annotation.end_index ?? 0) <= this.#text.counted;
   }
+}
+
+/** A citation of `annotation`, its code-point indexes converted to UTF-16 offsets of the report by `toUtf16`. */
+function citationOf(annotation: WireAnnotation, toUtf16: (codePoints: number) => number): Citation {
+  const citation: Citation = { url: annotation.url ?? "" };
+  if (annotation.title) citation.title = annotation.title;
+  if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
+    citation.startIndex = toUtf16(Math.max(0, annotation.start_index));
+    citation.endIndex = toUtf16(Math.max(0, annotation.end_index));
+  }
+  return citation;
 }
 
 export const isUrlCitation = (annotation: WireAnnotation) =>
@@ -99,11 +115,16 @@ export function reportOf(response: WireResponse, dialect: ResponsesDialect): Fin
     if (item.type !== "message") continue;
     for (const content of item.content ?? []) {
       if (content.type !== "output_text" || typeof content.text !== "string") continue;
-      const part = new TextPart(text.length);
-      part.append(content.text);
-      text += content.text;
+      // A whole part at once: a forward cursor converts its (mostly ordered) indexes.
+      const start = text.length;
+      const cursor = new OffsetCursor("codepoint");
+      const partText = content.text;
+      text += partText;
       for (const annotation of content.annotations ?? []) {
-        if (isUrlCitation(annotation)) annotated.push(part.citation(annotation));
+        if (isUrlCitation(annotation))
+          annotated.push(
+            citationOf(annotation, (codePoints) => start + cursor.toUtf16(partText, codePoints)),
+          );
       }
     }
   }
