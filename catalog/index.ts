@@ -7,6 +7,8 @@ import { perplexity } from "./perplexity.js";
 import { portable } from "./portable.js";
 import { Catalog, type ModelInfo, type ToolType } from "./schema.js";
 
+/** The catalog's known ids, as the literal tuple `ModelId` offers (a type: the list itself is `knownModelIds()`). */
+export type { modelIds } from "./ids.js";
 export * from "./schema.js";
 
 /** Every research model Sonde knows, validated once at load. */
@@ -35,6 +37,15 @@ export interface ModelFilter {
   excludeRetired?: boolean;
 }
 
+/**
+ * The catalog's entries, optionally of one provider and without the retired ones.
+ * @example
+ * ```ts
+ * import { listModels } from "sonde/catalog";
+ *
+ * const gemini = listModels({ provider: "gemini", excludeRetired: true }).map((m) => m.id);
+ * ```
+ */
 export function listModels(filter: ModelFilter = {}): ModelInfo[] {
   return models.filter((m) => {
     if (filter.provider && m.provider !== filter.provider) return false;
@@ -52,6 +63,13 @@ export function listModels(filter: ModelFilter = {}): ModelInfo[] {
  * The catalog entry for `provider:model`: an exact id, a provider alias (dated
  * snapshot), or a family entry (`portable:*`). The returned entry's `id` and `model`
  * are those of the request, so family members keep their own names.
+ * @example
+ * ```ts
+ * import { findModel } from "sonde/catalog";
+ *
+ * const info = findModel("openai:gpt-5.5-pro");
+ * console.log(info?.provider, info?.lifecycle, info?.pricing);
+ * ```
  */
 export function findModel(id: string): ModelInfo | undefined {
   const exact = models.find((m) => m.id === id);
@@ -72,6 +90,12 @@ export function findModel(id: string): ModelInfo | undefined {
 /**
  * Up to `limit` catalog ids closest to `id` (edit distance), for "did you mean" messages.
  * Retired models are left out: a suggestion must be a model the user can start.
+ * @example
+ * ```ts
+ * import { nearestModels } from "sonde/catalog";
+ *
+ * nearestModels("openai:gpt5-pro"); // the closest current ids, "openai:gpt-5.5-pro" first
+ * ```
  */
 export function nearestModels(id: string, limit = 3): string[] {
   const target = id.toLowerCase();

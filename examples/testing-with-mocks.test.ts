@@ -87,7 +87,10 @@ describe("writeBrief", () => {
       .register();
     const client = new Sonde({ openai: { apiKey: "sk-test-not-used" } });
     const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "x" });
-    await expect(job.result()).rejects.toMatchObject({ code: "server_error" });
+    await expect(job.result()).rejects.toMatchObject({
+      code: "job_failed",
+      providerCode: "server_error",
+    });
   });
 });
 

@@ -20,6 +20,12 @@ export interface ResearchResult {
  * Normalizes a URL for citation identity: lower-case scheme and host, no fragment,
  * no default port, no trailing slash, and tracking parameters (`utm_*`) removed —
  * OpenAI appends `?utm_source=openai` to every cited URL.
+ * @example
+ * ```ts
+ * import { normalizeUrl } from "sonde";
+ *
+ * normalizeUrl("https://example.org/a?utm_source=openai") === normalizeUrl("https://example.org/a"); // true
+ * ```
  */
 export function normalizeUrl(url: string): string {
   try {

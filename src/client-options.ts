@@ -58,7 +58,6 @@ export function checkOptionKeys(options: object): void {
       throw new InvalidRequestError(
         `Unknown client option "${path}".${guess ? ` Did you mean "${section ? `${section}.` : ""}${guess}"?` : ""} ` +
           `Valid${section ? ` ${section}` : ""} options: ${known.join(", ")}.`,
-        { code: "unknown_option" },
       );
     }
   }

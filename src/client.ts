@@ -1,74 +1,33 @@
 import { checkOptionKeys } from "./client-options.js";
-import { InvalidRequestError } from "./errors.js";
+import { InvalidRequestError, UnsupportedAdapterError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
-import type { Logger, ProviderContext, ProviderSettings, ResearchAdapter, RetryPolicy } from "./provider.js";
+import {
+  type Logger,
+  type ProviderContext,
+  type ProviderSettings,
+  type ResearchAdapter,
+  type RetryPolicy,
+  specVersion,
+} from "./provider.js";
 import { redact, redactValue, registerSecret } from "./redact.js";
+import type {
+  GeminiSettings,
+  HostedSettings,
+  OpenAISettings,
+  OpenRouterSettings,
+  PerplexitySettings,
+  PortableSettings,
+} from "./registry.js";
 import { ResearchNamespace } from "./research.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
-/** A managed engine's key and endpoint (keys default to the environment). */
-export interface EngineSettings {
-  apiKey?: string;
-  /** The API's base URL, e.g. a proxy or a test server. */
-  baseURL?: string;
-  /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
-  previousApiKeys?: string[];
-}
-
-export interface OpenAISettings extends EngineSettings {
-  organization?: string;
-  project?: string;
-}
-export interface OpenRouterSettings extends EngineSettings {
-  /** Sent as `X-Title` (OpenRouter's app attribution). */
-  appName?: string;
-  /** Sent as `HTTP-Referer`. */
-  appUrl?: string;
-}
-export interface HostedSettings extends EngineSettings {
-  /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
-  cancelWaitMs?: number;
-}
-export interface PerplexitySettings extends EngineSettings {
-  /**
-   * The request field that names the preset. Later docs call it `effort`; whether `preset`
-   * stays accepted is unconfirmed. @defaultValue "preset"
-   */
-  presetField?: "preset" | "effort";
-  /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
-  agentPath?: string;
-  /** `false`: submit and poll, no stream. @defaultValue true */
-  stream?: boolean;
-  /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
-  cancelWaitMs?: number;
-}
-
-/** Options of the portable (local) engine; see `sonde/providers/portable`. */
-export interface PortableSettings {
-  /** Chat endpoints by name: `portable:<name>/<model>` uses `chat[name]`. */
-  chat?: Record<string, { baseURL: string; apiKey?: string }>;
-  /** A search backend object, or `{ provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }`. */
-  search?: unknown;
-  /**
-   * A fetcher object (url → text). Default: `defaultFetcher()` from `sonde/providers/portable`
-   * (no private-network targets, robots.txt, main content, PDFs, charsets).
-   */
-  fetcher?: unknown;
-  /** A job store object, or `{ dir }` for the file store (Node only). */
-  store?: unknown;
-  /** Jobs this process runs at once; more wait for a slot. @defaultValue 2 */
-  maxConcurrentJobs?: number;
-  /**
-   * How long a process's lease on a job lasts unless renewed (renewed every third of it), on
-   * stores with leases: a process that dies holding it blocks the job this long. @defaultValue 15_000
-   */
-  leaseMs?: number;
-}
+export type { EngineSettings } from "./settings.js";
+export type { HostedSettings, OpenAISettings, OpenRouterSettings, PerplexitySettings, PortableSettings };
 
 export interface SondeOptions {
   openai?: OpenAISettings;
-  gemini?: EngineSettings;
+  gemini?: GeminiSettings;
   openrouter?: OpenRouterSettings;
   perplexity?: PerplexitySettings;
   hosted?: HostedSettings;
@@ -141,10 +100,34 @@ function byProvider(list: readonly ResearchAdapter[]): Partial<Record<ProviderNa
  * A Sonde client running exactly the engines it is given: an app bundles only those.
  * `new Sonde()` (from `sonde`) is this with every engine. Keys come from options or the
  * environment as for `new Sonde()`.
+ * @example
+ * ```ts
+ * import { createSonde } from "sonde/core";
+ * import { openaiAdapter } from "sonde/providers/openai";
+ *
+ * const client = createSonde({ adapters: [openaiAdapter], openai: { apiKey: process.env.OPENAI_API_KEY } });
+ * ```
  */
 export function createSonde(options: CreateSondeOptions): SondeClient {
   const { adapters, ...rest } = options;
   return new SondeClient(rest, byProvider(adapters));
+}
+
+/** Each engine's section of the options, checked against the schema its adapter declares. */
+function checkSettings(
+  options: SondeOptions,
+  adapters: Partial<Record<ProviderName, ResearchAdapter>>,
+): void {
+  for (const adapter of Object.values(adapters)) {
+    const section = options[adapter.provider];
+    if (section === undefined || !adapter.settingsSchema) continue;
+    const parsed = adapter.settingsSchema.safeParse(section);
+    if (parsed.success) continue;
+    const issue = parsed.error.issues[0]!;
+    throw new InvalidRequestError(
+      `Invalid client option ${[adapter.provider, ...issue.path].join(".")}: ${issue.message}.`,
+    );
+  }
 }
 
 /**
@@ -159,6 +142,11 @@ export class SondeClient {
   /** @internal Use `new Sonde()` (every engine) or `createSonde({ adapters })`. */
   constructor(options: SondeOptions, adapters: Partial<Record<ProviderName, ResearchAdapter>>) {
     checkOptionKeys(options);
+    for (const adapter of Object.values(adapters)) {
+      // Adapters may come from another package, built against another spec: check, do not trust the type.
+      if (adapter.specVersion !== specVersion)
+        throw new UnsupportedAdapterError(String(adapter.provider), adapter.specVersion, specVersion);
+    }
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());
@@ -198,6 +186,7 @@ export class SondeClient {
         extras,
       });
     }
+    checkSettings(options, adapters);
     // The portable engine reaches OpenAI/OpenRouter chat with their configured keys.
     const portable = this.#contexts.get("portable")!;
     portable.extras.providerKeys = {

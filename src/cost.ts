@@ -50,6 +50,16 @@ export function mergeUsage(previous: Usage, report: UsageReport, pricing: Pricin
  * reasoning, so each dimension is priced once. Cached input (a part of `inputTokens`) is
  * priced at `cachedInputPerM` where the catalog has one. Reasoning falls back to the output
  * price; searches beyond `freeSearches` are charged per thousand; `perRequest` once.
+ * @example
+ * ```ts
+ * import { estimateCost } from "sonde";
+ * import { findModel } from "sonde/catalog";
+ *
+ * const usd = estimateCost(
+ *   { inputTokens: 20_000, outputTokens: 4_000, reasoningTokens: 0, internalReasoningTokens: 0, searches: 12, fetches: 0, modelCalls: 1 },
+ *   findModel("openai:gpt-5.5-pro")!.pricing,
+ * );
+ * ```
  */
 export function estimateCost(usage: Omit<Usage, "costUSD" | "costSource">, pricing: Pricing): number {
   const perM = (tokens: number, price: number) => (tokens * price) / 1_000_000;

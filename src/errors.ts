@@ -1,5 +1,60 @@
+import type { ResearchResult } from "./aggregate.js";
 import type { ProviderName } from "./events.js";
 import { redact } from "./redact.js";
+
+/**
+ * Every value `SondeError.code` can take: a closed set, so a `switch` over it is checked
+ * for exhaustiveness. A provider's own code never appears here; it is kept in `providerCode`.
+ */
+export const sondeErrorCodes = [
+  // The request, refused before anything was sent (or by the provider as malformed).
+  "invalid_request",
+  "unknown_model",
+  "model_retired",
+  "model_unavailable",
+  "unsupported_option",
+  "unsupported_adapter",
+  "invalid_ref",
+  "ref_ownership",
+  "idempotency_conflict",
+  "missing_dependency",
+  "invalid_webhook_signature",
+  // The account.
+  "authentication",
+  "insufficient_credit",
+  "rate_limit",
+  // The provider and the job it runs.
+  "provider_unavailable",
+  "job_failed",
+  "job_not_found",
+  // The connection.
+  "connection_failed",
+  "stream_interrupted",
+  "indeterminate_submission",
+  // The local job object.
+  "aborted",
+  "timeout",
+  "stream_consumed",
+  "job_not_created",
+  // The portable engine's job store and runner.
+  "store_error",
+  "lease_lost",
+  "halted",
+] as const;
+
+/** The stable, machine-readable `code` of a `SondeError`; see `sondeErrorCodes`. */
+export type SondeErrorCode = (typeof sondeErrorCodes)[number];
+
+/** The codes an `InvalidRequestError` (or a subclass) carries. */
+export type InvalidRequestCode =
+  | "invalid_request"
+  | "unknown_model"
+  | "model_retired"
+  | "model_unavailable"
+  | "unsupported_option";
+
+/** The codes a `ProviderJobError` carries: the job failed, or the portable engine's store or runner did. */
+export type ProviderJobErrorCode = "job_failed" | "store_error" | "lease_lost" | "halted";
 
 const MARK = Symbol.for("sonde.error");
 
@@ -26,13 +81,16 @@ export interface SondeErrorOptions {
   provider?: ProviderName;
   status?: number;
   requestId?: string;
+  /** The provider's own error code (`insufficient_quota`, `DEADLINE_EXCEEDED`, ...), as it sent it. */
+  providerCode?: string | undefined;
   cause?: unknown;
 }
 
 /**
- * Base of every error Sonde throws. `code` is stable and machine-readable;
- * `retryable` says whether the same call may succeed later. Messages are redacted:
- * no API key ever appears in one.
+ * Base of every error Sonde throws. `code` is stable and machine-readable (one of
+ * `sondeErrorCodes`, so `switch (error.code)` is exhaustive); the provider's own code, when
+ * it sent one, is `providerCode`. `retryable` says whether the same call may succeed later.
+ * Messages are redacted: no API key ever appears in one.
  *
  * Use `XError.isInstance(e)` rather than `instanceof` when two copies of the package
  * may be loaded (it compares a global marker and class names, not prototypes).
@@ -40,20 +98,28 @@ export interface SondeErrorOptions {
 export class SondeError extends Error {
   /** Stable class name (bundlers may rename classes; this survives). */
   static readonly errorName: string = "SondeError";
-  readonly code: string;
+  readonly code: SondeErrorCode;
   readonly retryable: boolean;
   readonly provider?: ProviderName;
   readonly status?: number;
   readonly requestId?: string;
+  /** The provider's own code for this failure (e.g. `insufficient_quota`), when it sent one. */
+  readonly providerCode?: string;
+  /**
+   * For an error a job's `result()` rejects with: everything the job had produced (report so
+   * far, citations, usage, gaps). Unset on errors thrown before a job existed.
+   */
+  partial?: ResearchResult;
   declare readonly [MARK]: readonly string[];
 
-  constructor(code: string, message: string, options: SondeErrorOptions = {}) {
+  constructor(code: SondeErrorCode, message: string, options: SondeErrorOptions = {}) {
     super(redact(message), options.cause === undefined ? undefined : { cause: sanitizeCause(options.cause) });
     this.code = code;
     this.retryable = options.retryable ?? false;
     if (options.provider) this.provider = options.provider;
     if (options.status !== undefined) this.status = options.status;
     if (options.requestId) this.requestId = redact(options.requestId);
+    if (options.providerCode) this.providerCode = redact(options.providerCode);
     if (this.stack) this.stack = redact(this.stack);
     // Class names along the prototype chain, for cross-realm `isInstance`.
     const names: string[] = [];
@@ -83,6 +149,7 @@ export class SondeError extends Error {
     return {
       name: this.name,
       code: this.code,
+      providerCode: this.providerCode,
       message: this.message,
       retryable: this.retryable,
       provider: this.provider,
@@ -95,7 +162,7 @@ export class SondeError extends Error {
 /** The request is malformed. Thrown by `validate()`/`start()` before any network call. */
 export class InvalidRequestError extends SondeError {
   static override readonly errorName: string = "InvalidRequestError";
-  constructor(message: string, options: SondeErrorOptions & { code?: string } = {}) {
+  constructor(message: string, options: SondeErrorOptions & { code?: InvalidRequestCode } = {}) {
     super(options.code ?? "invalid_request", message, options);
   }
 }
@@ -146,6 +213,25 @@ export class ModelUnavailableError extends InvalidRequestError {
     super(`${message}${use}`, { ...options, code: "model_unavailable", retryable: false });
     this.model = model;
     this.alternatives = alternatives;
+  }
+}
+
+/**
+ * An adapter given to `createSonde` (or `new Sonde()`) implements another version of the
+ * adapter spec than this Sonde: `specVersion` is what it declared, `provider` what it runs.
+ * Thrown when the client is made, before any job.
+ */
+export class UnsupportedAdapterError extends SondeError {
+  static override readonly errorName: string = "UnsupportedAdapterError";
+  readonly specVersion: unknown;
+  constructor(provider: string, specVersion: unknown, supported: number) {
+    super(
+      "unsupported_adapter",
+      `The adapter for "${provider}" implements adapter spec ${String(specVersion)}; this Sonde runs version ${supported}. ` +
+        "Use the adapter's release for this Sonde (or the Sonde it needs).",
+      { retryable: false },
+    );
+    this.specVersion = specVersion;
   }
 }
 
@@ -200,10 +286,14 @@ export class ProviderUnavailableError extends SondeError {
   }
 }
 
-/** The provider reported that the job itself failed (an in-stream error, a `failed` status). */
+/**
+ * The provider reported that the job itself failed (an in-stream error, a `failed` status):
+ * `code` is `job_failed` and `providerCode` is what the provider called it. The portable
+ * engine also uses it for its store (`store_error`, `lease_lost`) and runner (`halted`).
+ */
 export class ProviderJobError extends SondeError {
   static override readonly errorName: string = "ProviderJobError";
-  constructor(code: string, message: string, options: SondeErrorOptions = {}) {
+  constructor(code: ProviderJobErrorCode, message: string, options: SondeErrorOptions = {}) {
     super(code, message, options);
   }
 }
@@ -214,7 +304,6 @@ export class ProviderJobError extends SondeError {
  */
 export class StreamInterruptedError extends SondeError {
   static override readonly errorName: string = "StreamInterruptedError";
-  partial?: unknown;
   constructor(message: string, options: SondeErrorOptions = {}) {
     super("stream_interrupted", message, { retryable: true, ...options });
   }
@@ -362,14 +451,26 @@ export class JobAbortedError extends SondeError {
 /**
  * The typed error for a failure the provider reported inside the job (an `error`
  * event) rather than as an HTTP status: quota, rate and auth codes get their own
- * classes, anything else is a `ProviderJobError` carrying the provider's code.
+ * classes, anything else is a `ProviderJobError` (`job_failed`) carrying the provider's code
+ * as `providerCode`.
+ * @example
+ * ```ts
+ * import { errorFromReport } from "sonde";
+ *
+ * const error = errorFromReport("openai", { code: "insufficient_quota", message: "You exceeded your quota" });
+ * error.code; // "insufficient_credit" (an InsufficientCreditError); error.providerCode: "insufficient_quota"
+ * ```
  */
 export function errorFromReport(
   provider: ProviderName,
   report: { code: string; message: string; status?: number | undefined },
 ): SondeError {
   const code = report.code.toLowerCase();
-  const options = { provider, ...(report.status !== undefined && { status: report.status }) };
+  const options = {
+    provider,
+    providerCode: report.code,
+    ...(report.status !== undefined && { status: report.status }),
+  };
   const message = `${provider}: ${report.message} (${report.code})`;
   if (report.status === 402 || /insufficient_quota|insufficient_credit|billing|payment_required/.test(code)) {
     return new InsufficientCreditError(message, options);
@@ -384,5 +485,5 @@ export function errorFromReport(
   ) {
     return new AuthenticationError(message, options);
   }
-  return new ProviderJobError(report.code, report.message, options);
+  return new ProviderJobError("job_failed", report.message, options);
 }

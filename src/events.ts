@@ -11,6 +11,15 @@ export type JobStatus = z.infer<typeof JobStatus>;
 export const TerminalStatus = z.enum(["completed", "failed", "cancelled", "incomplete"]);
 export type TerminalStatus = z.infer<typeof TerminalStatus>;
 
+/**
+ * True for a status a job never leaves (`completed`, `failed`, `cancelled`, `incomplete`).
+ * @example
+ * ```ts
+ * import { isTerminal } from "sonde";
+ *
+ * for await (const event of job) if (event.type === "status" && isTerminal(event.status)) console.log("ended", event.status);
+ * ```
+ */
 export function isTerminal(status: JobStatus | undefined): status is TerminalStatus {
   return status === "completed" || status === "failed" || status === "cancelled" || status === "incomplete";
 }

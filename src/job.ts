@@ -751,7 +751,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           code: error.code,
           message: error.message,
           // Worth retrying only if attaching the ref later can continue the job.
-          retryable: interrupted ? this.#session.resumable && this.#id !== undefined : error.retryable,
+          retryable: interrupted
+            ? this.#session.resumable && this.#id !== undefined
+            : (error as SondeError).retryable,
           ...(error.status !== undefined && { status: error.status }),
         },
       }),

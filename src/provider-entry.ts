@@ -8,6 +8,7 @@ export {
   type CancelOutcome,
   type CancelReport,
   type ConnectOptions,
+  type EngineAttachOptions,
   type EngineSession,
   type JobSnapshot,
   type Logger,
@@ -22,3 +23,5 @@ export {
   type UsageReport,
   type WireEvent,
 } from "./provider.js";
+export type { ParsedRequest } from "./request.js";
+export { type EngineSettings, engineSettingsSchema, engineSettingsShape } from "./settings.js";

@@ -4,11 +4,16 @@
  * reconnects and attach, timeouts, retries and aggregation live once, in the core
  * (`job.ts`). Versioned by `specVersion` so adapters written elsewhere can be checked.
  */
+import type { z } from "zod";
 import type { ModelInfo } from "../catalog/schema.js";
 import type { Citation, EngineEvent, JobStatus, ProviderName, Usage } from "./events.js";
 import type { JobRef } from "./ref.js";
 import type { ParsedRequest, RequestOption } from "./request.js";
 
+/**
+ * The version of this spec. An adapter declares the one it was written for as the literal
+ * `specVersion: 1`; `createSonde`/`new Sonde()` refuse any other with `UnsupportedAdapterError`.
+ */
 export const specVersion = 1;
 
 export interface Logger {
@@ -177,15 +182,39 @@ export interface CancelOutcome {
 /** What an adapter's `cancel` returns: a `CancelOutcome` with `usage` as raw counts (the core prices it). */
 export type CancelReport = Omit<CancelOutcome, "usage"> & { usage?: UsageReport };
 
+/**
+ * What a provider folder exports: one object per engine, given to `createSonde({ adapters })`
+ * (or wired into `new Sonde()` by the registry). It holds no state of its own; per-client
+ * state lives in the `ProviderContext` it is passed.
+ */
 export interface ResearchAdapter {
+  /** The spec version this adapter implements: the literal `specVersion` (1), checked when a client is made. */
   readonly specVersion: typeof specVersion;
+  /** The engine it runs: the prefix of its model ids (`openai:…`) and the `provider` of its refs and events. */
   readonly provider: ProviderName;
+  /**
+   * The zod schema of this engine's section of the client options (`new Sonde({ openai: … })`),
+   * exported by the provider beside its settings type. When given, the client checks the section
+   * against it when it is made and throws `InvalidRequestError` naming the field.
+   */
+  readonly settingsSchema?: z.ZodType;
   /** Optional request fields this engine honours; any other field that is set is rejected. */
   readonly supports: readonly RequestOption[];
   /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */
   validate?(request: ResolvedRequest, context: Pick<ProviderContext, "settings" | "extras">): void;
+  /**
+   * Starts a job: returns its session at once, without network I/O; the submission happens on
+   * the session's first `connect`, so the core's deadline, abort and retry rules cover it.
+   */
   start(request: ResolvedRequest, context: ProviderContext): EngineSession;
+  /**
+   * Follows a job from its ref (after a restart, or in another process): the session resumes
+   * after `ref.cursor` when the engine can, else reads the job's state. An engine that cannot
+   * follow a job again (OpenRouter) throws `UnsupportedOptionError`.
+   */
   attach(ref: JobRef, context: ProviderContext, options?: EngineAttachOptions): EngineSession;
+  /** One look at a job's state (status, and the report once terminal) without following it. */
   get(ref: JobRef, context: ProviderContext): Promise<SnapshotReport>;
+  /** Asks the engine to stop the job and says honestly what happened (`CancelReport.outcome`). */
   cancel(ref: JobRef, context: ProviderContext): Promise<CancelReport>;
 }

@@ -102,6 +102,13 @@ function checkShape(value: unknown): void {
 /**
  * Validates anything that claims to be a ref (object or JSON text); names the first bad
  * field. A ref is untrusted input: its size, depth and keys are checked before parsing.
+ * @example
+ * ```ts
+ * import { parseRef } from "sonde";
+ *
+ * const ref = parseRef(savedText); // throws InvalidRefError naming the first bad field
+ * const job = client.research.attach(ref);
+ * ```
  */
 export function parseRef(input: unknown): JobRef {
   let value = input;

@@ -11,6 +11,15 @@ import { portableAdapter } from "../providers/portable/index.js";
 import type { ProviderName } from "./events.js";
 import type { ResearchAdapter } from "./provider.js";
 
+// The settings types of the client options are each provider's own (one schema, one type);
+// the core names them through here, types only, so no engine's code enters a core bundle.
+export type { GeminiSettings } from "../providers/gemini/settings.js";
+export type { HostedSettings } from "../providers/hosted/settings.js";
+export type { OpenAISettings } from "../providers/openai/settings.js";
+export type { OpenRouterSettings } from "../providers/openrouter/settings.js";
+export type { PerplexitySettings } from "../providers/perplexity/settings.js";
+export type { PortableSettings } from "../providers/portable/settings.js";
+
 export const adapters: Partial<Record<ProviderName, ResearchAdapter>> = {
   gemini: geminiAdapter,
   hosted: hostedAdapter,

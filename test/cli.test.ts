@@ -206,7 +206,7 @@ describe("sonde CLI", () => {
     const error = await run(["research", "q", "--model", "openai:gpt-5.5-pro"], failed.io, c).catch(
       (e: unknown) => e,
     );
-    expect(error).toMatchObject({ code: "server_error" });
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "server_error" });
     expect(failed.err()).toContain("error server_error: The server had an error");
     // What was found before the failure is not lost.
     expect(failed.out()).toContain("[Found](https://example.org/found)");

@@ -21,6 +21,7 @@ import { classifyFailure, describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
 import { buildCreateBody, checkRequest } from "./request.js";
 import { type AttachPoint, GeminiSession } from "./session.js";
+import { geminiSettingsSchema } from "./settings.js";
 import { API_REVISION, DEFAULT_BASE_URL, isTerminalStatus, WireInteraction } from "./wire.js";
 
 const clients = new WeakMap<ProviderContext, KyInstance>();
@@ -133,6 +134,7 @@ const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;
 export const geminiAdapter: ResearchAdapter = {
   specVersion,
   provider: "gemini",
+  settingsSchema: geminiSettingsSchema,
   supports: ["instructions", "asOf", "output", "tools", "reasoning", "previousJobId"],
 
   validate(request) {

@@ -3,6 +3,7 @@
  * (`DEADLINE_EXCEEDED`), lower-case codes (`not_found`), HTTP or gRPC numbers, or a URI
  * (WIRE.md §9). One stable snake_case code comes out, with a sentence on what to do.
  */
+import { z } from "zod";
 import type { SondeError } from "../../src/errors.js";
 import { errorFromFailure, type HttpFailure } from "../../src/transport/http.js";
 import type { WireError } from "./wire.js";
@@ -81,14 +82,30 @@ export function describeError(
   return { code, message: `gemini ${code}: ${said}${hint ? ` ${hint}` : ""}` };
 }
 
-/** Parses `"34.4s"` (a `google.rpc.RetryInfo` `retryDelay`) into milliseconds. */
-function retryDelayMs(body: unknown): number | undefined {
-  const details = (body as { error?: { details?: unknown } } | undefined)?.error?.details;
-  if (!Array.isArray(details)) return undefined;
-  for (const detail of details) {
-    const delay = (detail as { retryDelay?: unknown } | null)?.retryDelay;
-    if (typeof delay === "string" && /^\d+(\.\d+)?s$/.test(delay))
-      return Math.ceil(Number.parseFloat(delay) * 1000);
+/** A `google.rpc.RetryInfo` detail: `retryDelay` is a duration such as `"34.4s"`. */
+const RetryInfo = z.looseObject({ retryDelay: z.string().regex(/^\d+(\.\d+)?s$/) });
+
+/**
+ * Google's HTTP error envelope (WIRE.md §9), read leniently: a field of an unexpected type is
+ * dropped, so an odd body still gets the status-code mapping.
+ */
+export const ErrorBody = z.looseObject({
+  error: z
+    .looseObject({
+      code: z.union([z.string(), z.number()]).nullish().catch(undefined),
+      message: z.string().nullish().catch(undefined),
+      status: z.string().nullish().catch(undefined),
+      details: z.array(z.unknown()).nullish().catch(undefined),
+    })
+    .nullish()
+    .catch(undefined),
+});
+
+/** Parses the first `RetryInfo` detail's delay into milliseconds. */
+function retryDelayMs(details: readonly unknown[] | null | undefined): number | undefined {
+  for (const detail of details ?? []) {
+    const info = RetryInfo.safeParse(detail);
+    if (info.success) return Math.ceil(Number.parseFloat(info.data.retryDelay) * 1000);
   }
   return undefined;
 }
@@ -96,15 +113,17 @@ function retryDelayMs(body: unknown): number | undefined {
 /**
  * The `classify` hook for Gemini's HTTP errors: Google's envelope
  * `{"error":{"code":429,"message","status":"RESOURCE_EXHAUSTED","details":[RetryInfo]}}`.
- * Status codes decide the class; the gRPC name becomes the code of a 4xx, and
- * `retryDelay` stands in for a missing `Retry-After`.
+ * Status codes decide the class; the gRPC name becomes the `providerCode`, and
+ * `retryDelay` stands in for a missing `Retry-After`. The gRPC name (or the body's code) is
+ * kept as the error's `providerCode`.
  */
 export function classifyFailure(failure: HttpFailure): SondeError {
-  const inner = (failure.body as { error?: WireError } | undefined)?.error;
-  const status = typeof inner?.status === "string" ? inner.status : undefined;
+  const parsed = ErrorBody.safeParse(failure.body);
+  const inner = parsed.success ? parsed.data.error : undefined;
+  const status = inner?.status || undefined;
   return errorFromFailure({
     ...failure,
-    retryAfterMs: failure.retryAfterMs ?? retryDelayMs(failure.body),
+    retryAfterMs: failure.retryAfterMs ?? retryDelayMs(inner?.details),
     code: status ? status.toLowerCase() : failure.code,
   });
 }

@@ -42,7 +42,6 @@ export function checkRequest(request: ResolvedRequest): void {
     if (bad !== undefined) {
       throw new InvalidRequestError(
         `Gemini file_search takes File Search store names like "fileSearchStores/my-store"; got "${bad}".`,
-        { code: "invalid_tool" },
       );
     }
   }

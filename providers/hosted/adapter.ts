@@ -33,7 +33,8 @@ import {
 import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
 import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
-import { Invocation, Job } from "./wire.js";
+import { hostedSettingsSchema } from "./settings.js";
+import { errorBodyCode, Invocation, Job } from "./wire.js";
 
 /** How long cancel() waits for `canceled` after the DELETE before answering `pending` (`hosted.cancelWaitMs`). */
 const CANCEL_WAIT_MS = 60_000;
@@ -46,7 +47,7 @@ function cancelWaitOf(context: ProviderContext): number {
 function missingBaseURL(): InvalidRequestError {
   return new InvalidRequestError(
     "No base URL for the hosted job API: set SONDE_HOSTED_BASE_URL or pass { hosted: { baseURL } } to new Sonde().",
-    { provider: "hosted", code: "missing_base_url" },
+    { provider: "hosted" },
   );
 }
 
@@ -56,8 +57,14 @@ function missingBaseURL(): InvalidRequestError {
  */
 const JOB_IN_FLIGHT = /in[ -]flight|already (running|queued|in progress)|concurrent job|one job/i;
 
-function classify(failure: HttpFailure): SondeError | undefined {
-  const common = { provider: "hosted" as const, status: failure.status, requestId: failure.requestId };
+function classify(raw: HttpFailure): SondeError {
+  const failure = { ...raw, code: errorBodyCode(raw.body) ?? raw.code };
+  const common = {
+    provider: "hosted" as const,
+    status: failure.status,
+    requestId: failure.requestId,
+    providerCode: failure.code,
+  };
   if (failure.status === 429) {
     const retryAfter = failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs };
     // Waiting and re-posting cannot help while the other job runs: it only finishes, or is cancelled.
@@ -77,11 +84,11 @@ function classify(failure: HttpFailure): SondeError | undefined {
     );
   }
   if (failure.status === 422)
-    return new InvalidRequestError(`hosted 422: ${failure.message}. The service rejected the request body.`, {
-      ...common,
-      code: "invalid_input",
-    });
-  return undefined;
+    return new InvalidRequestError(
+      `hosted 422: ${failure.message}. The service rejected the request body.`,
+      common,
+    );
+  return errorFromFailure(failure);
 }
 
 function client(context: ProviderContext): KyInstance {
@@ -219,7 +226,7 @@ class HostedSession implements EngineSession {
             "Check the service before submitting again.",
           { provider: "hosted", status: response.status, requestId: failure.requestId },
         );
-      throw classify(failure) ?? errorFromFailure(failure);
+      throw classify(failure);
     });
   }
 
@@ -260,6 +267,7 @@ function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
 export const hostedAdapter: ResearchAdapter = {
   specVersion,
   provider: "hosted",
+  settingsSchema: hostedSettingsSchema,
   // The service takes a prompt only: files, documents, provider tools, metadata and result
   // limits are not in `supports`, so the core rejects them before anything is sent or billed.
   supports: ["instructions", "asOf", "output"],

@@ -1,1 +1,2 @@
 export { hostedAdapter } from "./adapter.js";
+export { type HostedSettings, hostedSettingsSchema } from "./settings.js";

@@ -49,3 +49,27 @@ export const ErrorDetail = z.object({
   code: z.union([z.string(), z.number()]).nullish(),
   message: z.string().nullish(),
 });
+
+const lenientCode = z.union([z.string(), z.number()]).nullish().catch(undefined);
+
+/**
+ * An HTTP error body. The service does not specify one (WIRE.md "Errors"), so the common
+ * shapes are all read: `{error: {code, message}}`, `{error: "..."}`, `{code, message}`, `{detail}`.
+ */
+export const ErrorBody = z.looseObject({
+  error: z
+    .union([z.string(), z.looseObject({ code: lenientCode, type: lenientCode })])
+    .nullish()
+    .catch(undefined),
+  code: lenientCode,
+  type: lenientCode,
+});
+
+/** The provider's own code in an error body, if it names one. */
+export function errorBodyCode(body: unknown): string | undefined {
+  const parsed = ErrorBody.safeParse(body);
+  if (!parsed.success) return undefined;
+  const inner = typeof parsed.data.error === "object" ? parsed.data.error : undefined;
+  const code = inner?.code ?? inner?.type ?? parsed.data.code ?? parsed.data.type;
+  return code === null || code === undefined ? undefined : String(code);
+}

@@ -10,6 +10,7 @@ import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
 import type { ResearchAdapter } from "../../src/provider.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
 import { createBody, supportedOptions, validateRequest } from "./request.js";
+import { openaiSettingsSchema } from "./settings.js";
 
 const responsePath = (_: unknown, id: string) => `responses/${encodeURIComponent(id)}`;
 
@@ -30,9 +31,12 @@ export const openaiEngine: ResponsesEngine = {
   },
 };
 
-export const openaiAdapter: ResearchAdapter = responsesAdapter({
-  engine: openaiEngine,
-  supports: supportedOptions,
-  validate: (request) => validateRequest(request),
-  createBody: (request) => createBody(request),
-});
+export const openaiAdapter: ResearchAdapter = {
+  ...responsesAdapter({
+    engine: openaiEngine,
+    supports: supportedOptions,
+    validate: (request) => validateRequest(request),
+    createBody: (request) => createBody(request),
+  }),
+  settingsSchema: openaiSettingsSchema,
+};

@@ -6,7 +6,7 @@ import type { KyInstance } from "ky";
 import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
+import { createHttpClient, errorFromFailure, type HttpFailure } from "../../src/transport/http.js";
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
@@ -14,7 +14,7 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * A 429 whose code is `insufficient_quota` is an empty account, not a rate limit:
  * waiting will not clear it, so it must not be retried.
  */
-export function classify(failure: HttpFailure): SondeError | undefined {
+export function classify(failure: HttpFailure): SondeError {
   const parsed = WireErrorBody.safeParse(failure.body);
   const error = parsed.success ? parsed.data.error : undefined;
   if (
@@ -23,10 +23,15 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   ) {
     return new InsufficientCreditError(
       `openai 429: ${failure.message} Add credit or raise the limit at platform.openai.com/settings/organization/billing; retrying will not help.`,
-      { provider: "openai", status: 429, ...(failure.requestId && { requestId: failure.requestId }) },
+      {
+        provider: "openai",
+        status: 429,
+        providerCode: "insufficient_quota",
+        ...(failure.requestId && { requestId: failure.requestId }),
+      },
     );
   }
-  return undefined;
+  return errorFromFailure({ ...failure, code: error?.code ?? error?.type ?? failure.code });
 }
 
 export function openaiHttp(context: ProviderContext): KyInstance {

@@ -3,3 +3,4 @@
  * streaming with resume, polling for poll-only models, server-side cancel).
  */
 export { openaiAdapter } from "./adapter.js";
+export { type OpenAISettings, openaiSettingsSchema } from "./settings.js";

@@ -36,6 +36,7 @@ import {
 } from "../../src/transport/http.js";
 import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
+import { openrouterSettingsSchema } from "./settings.js";
 import { unavailableModel } from "./unavailable.js";
 import { usageReportOf } from "./usage.js";
 import { Generation } from "./wire.js";
@@ -183,6 +184,7 @@ const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 export const openrouterAdapter: ResearchAdapter = {
   specVersion,
   provider: "openrouter",
+  settingsSchema: openrouterSettingsSchema,
   supports: ["instructions", "asOf", "output", "reasoning"],
 
   validate(request) {

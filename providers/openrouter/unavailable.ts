@@ -13,7 +13,7 @@ import { ModelUnavailableError, SondeError } from "../../src/errors.js";
 const gone = new Set(["model_not_found", "no_endpoints", "model_deprecated", "model_unavailable_upstream"]);
 
 function isUnavailable(error: SondeError): boolean {
-  if (gone.has(error.code)) return true;
+  if (error.providerCode !== undefined && gone.has(error.providerCode)) return true;
   if (error.status === 404) return true;
   return /no endpoints found|model_deprecated|no_endpoints/i.test(error.message);
 }
@@ -39,6 +39,7 @@ export function unavailableModel(error: unknown, info: ModelInfo): unknown {
       provider: "openrouter",
       ...(error.status !== undefined && { status: error.status }),
       ...(error.requestId !== undefined && { requestId: error.requestId }),
+      ...(error.providerCode !== undefined && { providerCode: error.providerCode }),
       cause: error,
     },
   );

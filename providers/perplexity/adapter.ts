@@ -21,6 +21,8 @@ import {
   SONAR_SHUTDOWN,
 } from "./http.js";
 import { createBody, settingsOf, supportedOptions, validateRequest } from "./request.js";
+import { perplexitySettingsSchema } from "./settings.js";
+import { perplexityTrail } from "./trail.js";
 import { perplexityUsage } from "./usage.js";
 
 /** How long cancel() polls for `cancelled` after the ack (`perplexity.cancelWaitMs`). */
@@ -35,6 +37,7 @@ export const perplexityEngine: ResponsesEngine = {
     label: "Perplexity",
     usage: perplexityUsage,
     inlineCitations: () => new WebMarkers(),
+    trail: perplexityTrail,
   },
   endpoints: {
     http: perplexityHttp,
@@ -66,6 +69,7 @@ function guard(ref: JobRef): void {
 
 export const perplexityAdapter: ResearchAdapter = {
   ...agent,
+  settingsSchema: perplexitySettingsSchema,
   attach(ref, context) {
     guard(ref);
     return agent.attach(ref, context);

@@ -7,7 +7,7 @@ import type { KyInstance } from "ky";
 import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { createHttpClient, type HttpFailure } from "../../src/transport/http.js";
+import { createHttpClient, errorFromFailure, type HttpFailure } from "../../src/transport/http.js";
 
 export const defaultBaseURL = "https://api.perplexity.ai";
 export const RETIRED_MODEL = "perplexity:sonar-deep-research";
@@ -28,9 +28,10 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)
     return new InvalidRequestError(`perplexity ${failure.status}: ${failure.message}`, {
       ...common,
-      code: type ?? "invalid_request",
+      providerCode: type ?? failure.code,
     });
-  return undefined;
+  // The integer `code` repeats the status: the `type` is Perplexity's name for the failure.
+  return errorFromFailure({ ...failure, code: type ?? failure.code });
 }
 
 export function perplexityHttp(context: ProviderContext): KyInstance {

@@ -5,3 +5,4 @@
 export { perplexityAdapter } from "./adapter.js";
 export { defaultBaseURL } from "./http.js";
 export { DEFAULT_AGENT_PATH, DEFAULT_PRESET_FIELD, type PresetField } from "./request.js";
+export { type PerplexitySettings, perplexitySettingsSchema } from "./settings.js";

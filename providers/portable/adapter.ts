@@ -22,6 +22,7 @@ import {
 } from "../../src/provider.js";
 import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
 import { storeCall } from "./errors.js";
+import { eventKey } from "./keys.js";
 import { mapWire } from "./map.js";
 import { type Engine, existingRunner, type JobRunner, runnerFor, terminalStatusOf } from "./runner.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
@@ -235,8 +236,18 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
   };
   sweep(place, context);
   const events: StoredEvent[] = [
-    { index: 0, key: "created", data: { type: "created", jobId, model: record.model }, at: record.createdAt },
-    { index: 1, key: "status:queued", data: { type: "status", status: "queued" }, at: record.createdAt },
+    {
+      index: 0,
+      key: eventKey.created,
+      data: { type: "created", jobId, model: record.model },
+      at: record.createdAt,
+    },
+    {
+      index: 1,
+      key: eventKey.statusQueued,
+      data: { type: "status", status: "queued" },
+      at: record.createdAt,
+    },
   ];
   return storeCall(async () => {
     const { store } = place;
@@ -282,6 +293,8 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
 export const portableAdapter: ResearchAdapter = {
   specVersion,
   provider: "portable",
+  // No settingsSchema here: `portableSettingsSchema` is checked field by field when a job starts
+  // (validateConfig), so a client with a bad portable section still serves the other engines.
   supports: ["instructions", "asOf", "output", "tools", "sources", "budget", "idempotencyKey"],
 
   validate(request, context) {

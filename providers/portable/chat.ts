@@ -11,6 +11,7 @@ import { classifyChatFailure } from "../../src/protocols/chat-completions/errors
 import type { RetryPolicy } from "../../src/provider.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
+import { MALFORMED_CHAT_RESPONSE } from "./errors.js";
 import type { ChatModel, ChatResponse } from "./types.js";
 
 export interface ChatEndpointOptions {
@@ -78,7 +79,7 @@ export function openAICompatibleChat(options: ChatEndpointOptions): ChatModel {
         throw new InvalidRequestError(
           `The "${options.name}" chat endpoint answered with something that is not a chat completion. ` +
             "Check that its baseURL points at an OpenAI-compatible API (…/v1).",
-          { provider: "portable", code: "malformed_chat_response" },
+          { provider: "portable", providerCode: MALFORMED_CHAT_RESPONSE },
         );
       }
       const tokens = answer.tokens;

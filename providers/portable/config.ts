@@ -10,6 +10,14 @@ import { openAICompatibleChat } from "./chat.js";
 import { demoChatModel, demoFetcher, demoSearch } from "./demo/model.js";
 import { defaultFetcher } from "./fetcher.js";
 import { httpSearchBackend, type SearchConfig, searchDefaults } from "./search.js";
+import {
+  checked,
+  fetcherSchema,
+  isSearchBackend,
+  portableSettingsSchema,
+  searchSchema,
+  storeSchema,
+} from "./settings.js";
 import { Slots } from "./slots.js";
 import { createFileStore, createFileStoreAt } from "./store/file.js";
 import { createMemoryStore } from "./store/memory.js";
@@ -45,21 +53,6 @@ export function splitModel(providerModel: string): { chat: string; model: string
   return { chat: providerModel.slice(0, slash), model: providerModel.slice(slash + 1) };
 }
 
-const isFn = (value: unknown, name: string) =>
-  !!value && typeof value === "object" && typeof (value as Record<string, unknown>)[name] === "function";
-
-const storeMethods = [
-  "putJob",
-  "getJob",
-  "deleteJob",
-  "appendEvent",
-  "readEvents",
-  "putReceipt",
-  "readReceipts",
-  "claimKey",
-  "releaseKey",
-];
-
 /** Field-level checks of the portable config for one request; throws typed errors. */
 export function validateConfig(providerModel: string, extras: Extras, needsWeb: boolean): void {
   const { chat, model } = splitModel(providerModel);
@@ -80,15 +73,11 @@ export function validateConfig(providerModel: string, extras: Extras, needsWeb: 
   }
   // Checked for the demo too: start() resolves the whole config, whichever model runs.
   if (extras.search !== undefined) searchConfig(extras.search);
-  if (extras.fetcher !== undefined && !isFn(extras.fetcher, "fetch"))
-    throw new InvalidRequestError("portable.fetcher must be an object with fetch(url, { signal }).");
-  if (extras.store !== undefined) storeConfig(extras.store);
-  const max = extras.maxConcurrentJobs;
-  if (max !== undefined && !(Number.isInteger(max) && (max as number) >= 1))
-    throw new InvalidRequestError("portable.maxConcurrentJobs must be a positive integer.");
-  const lease = extras.leaseMs;
-  if (lease !== undefined && !(Number.isInteger(lease) && (lease as number) >= 100))
-    throw new InvalidRequestError("portable.leaseMs must be an integer of at least 100 (milliseconds).");
+  if (extras.fetcher !== undefined) checked(fetcherSchema, extras.fetcher);
+  if (extras.store !== undefined) checked(storeSchema, extras.store);
+  const { shape } = portableSettingsSchema;
+  checked(shape.maxConcurrentJobs, extras.maxConcurrentJobs);
+  checked(shape.leaseMs, extras.leaseMs);
 }
 
 function chatEndpoint(name: string, extras: Extras, model: string) {
@@ -135,29 +124,19 @@ function chatEndpoint(name: string, extras: Extras, model: string) {
 const str = (value: unknown) => (typeof value === "string" && value ? value : undefined);
 
 function searchConfig(search: unknown): SearchBackend | SearchConfig {
-  if (isFn(search, "search")) return search as SearchBackend;
-  const config = search as Partial<SearchConfig> | null;
-  const provider = config?.provider;
-  if (!config || typeof config !== "object" || !provider || !(provider in searchDefaults)) {
-    throw new InvalidRequestError(
-      'portable.search must be an object with search(query, { signal }) or { provider: "tavily" | "brave" | "searxng", apiKey?, baseURL? }.',
-    );
-  }
+  const config = checked(searchSchema, search);
+  if (isSearchBackend(config)) return config;
+  const { provider } = config;
   if (searchDefaults[provider].needsKey && !config.apiKey)
     throw new AuthenticationError(`portable.search: ${provider} needs an apiKey.`, { provider: "portable" });
   if (!config.baseURL && !searchDefaults[provider].baseURL)
     throw new InvalidRequestError(`portable.search: ${provider} needs the baseURL of your instance.`);
-  return config as SearchConfig;
+  return config;
 }
 
 function storeConfig(store: unknown): JobStore | { dir: string } {
-  if (store && typeof store === "object" && storeMethods.every((m) => isFn(store, m)))
-    return store as JobStore;
-  const dir = (store as { dir?: unknown } | null)?.dir;
-  if (typeof dir === "string" && dir) return { dir };
-  throw new InvalidRequestError(
-    `portable.store must be a JobStore (${storeMethods.join(", ")}) or { dir } for the file store.`,
-  );
+  const config = checked(storeSchema, store);
+  return "putJob" in config ? config : { dir: config.dir };
 }
 
 /** Everything a client's portable jobs share. */
@@ -227,10 +206,9 @@ function searchBackendOf(
   context: ProviderContext,
 ): SearchBackend | undefined {
   if (search === undefined) return undefined;
-  if ("search" in search && typeof search.search === "function") return search;
-  const config = search as SearchConfig;
-  registerSecret(config.apiKey);
-  return httpSearchBackend(config, { fetch: context.fetch, clock: context.clock, retry: context.retry });
+  if (isSearchBackend(search)) return search;
+  registerSecret(search.apiKey);
+  return httpSearchBackend(search, { fetch: context.fetch, clock: context.clock, retry: context.retry });
 }
 
 export function resolveConfig(context: ProviderContext): Resolved {
@@ -243,9 +221,7 @@ export function resolveConfig(context: ProviderContext): Resolved {
   let store: JobStore | undefined;
   let demoStore: JobStore | undefined;
   const storeOf = (config: JobStore | { dir: string }) =>
-    "dir" in config && typeof config.dir === "string"
-      ? createFileStore({ dir: config.dir })
-      : (config as JobStore);
+    "putJob" in config ? config : createFileStore({ dir: config.dir });
   const result: Resolved = {
     get store() {
       store ??= userStore ? storeOf(userStore) : defaultStore("home", extras, context.logger);
@@ -277,7 +253,9 @@ export function resolveConfig(context: ProviderContext): Resolved {
     },
     search: searchBackendOf(search, context),
     fetcher:
-      extras.fetcher !== undefined ? (extras.fetcher as Fetcher) : defaultFetcher({ fetch: context.fetch }),
+      extras.fetcher !== undefined
+        ? checked(fetcherSchema, extras.fetcher)
+        : defaultFetcher({ fetch: context.fetch }),
     demo: {
       get store() {
         demoStore ??= userStore ? result.store : defaultStore("tmp", extras, context.logger);

@@ -1,5 +1,8 @@
 import { ProviderJobError, SondeError } from "../../src/errors.js";
 
+/** The `providerCode` of a chat endpoint that answered with something other than a chat completion. */
+export const MALFORMED_CHAT_RESPONSE = "malformed_chat_response";
+
 /**
  * A job store failure, as one typed, non-retryable error. What the store had
  * acknowledged is kept, so attaching the ref once the store works again continues.

@@ -86,6 +86,14 @@ async function settingsOf(options: DefaultFetcherOptions): Promise<PageSettings>
  * address. robots.txt is honoured, requests per host are limited, and the body becomes
  * text: an HTML page's main article (or the whole page, flagged), a PDF page by page, any
  * text by its declared or sniffed charset.
+ * @example
+ * ```ts
+ * import { defaultFetcher } from "sonde/providers/portable";
+ *
+ * const client = new Sonde({
+ *   portable: { fetcher: defaultFetcher({ allowHosts: ["wiki.intranet.example"] }), chat: { local: { baseURL } } },
+ * });
+ * ```
  */
 export function defaultFetcher(options: DefaultFetcherOptions = {}): Fetcher {
   checkOptions(options);

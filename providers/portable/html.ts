@@ -51,7 +51,15 @@ export function titleOf(html: string): string | undefined {
   return title || undefined;
 }
 
-/** Readable text of an HTML document. */
+/**
+ * Readable text of an HTML document.
+ * @example
+ * ```ts
+ * import { htmlToText } from "sonde/providers/portable";
+ *
+ * const text = htmlToText("<h1>Title</h1><p>First <b>paragraph</b>.</p>"); // the words, no tags
+ * ```
+ */
 export function htmlToText(html: string): string {
   let text = html.replace(/<!--[\s\S]*?-->/g, " ");
   for (const tag of DROP) text = text.replace(new RegExp(`<${tag}\\b[\\s\\S]*?<\\/${tag}\\s*>`, "gi"), " ");

@@ -5,7 +5,7 @@
  */
 export { portableAdapter, RETENTION_MS } from "./adapter.js";
 export { CORPUS_CAP_BYTES } from "./corpus.js";
-export { demoCorpus } from "./demo/corpus.js";
+export { type DemoDocument, demoCorpus } from "./demo/corpus.js";
 export { corpusFetcher, corpusSearch, demoChatModel } from "./demo/model.js";
 export {
   type DefaultFetcherOptions,
@@ -19,20 +19,28 @@ export {
   USER_AGENT,
 } from "./fetcher.js";
 export { htmlToText } from "./html.js";
-export { defaultBudget } from "./operations.js";
+export { type Budget, defaultBudget } from "./operations.js";
 export type { SearchConfig, SearchProvider } from "./search.js";
+export { type PortableSettings, portableSettingsSchema } from "./settings.js";
 export { MAX_OUTPUT_TOKENS } from "./steps/ask.js";
-export { createFileStore, type FileStoreOptions, type FileSystem } from "./store/file.js";
+export {
+  createFileStore,
+  type FileHandleLike,
+  type FileStoreOptions,
+  type FileSystem,
+} from "./store/file.js";
 export { createMemoryStore } from "./store/memory.js";
 export type {
   ChatMessage,
   ChatModel,
   ChatRequest,
   ChatResponse,
+  Fence,
   FetchedPage,
   Fetcher,
   JobRecord,
   JobStore,
+  Lease,
   Receipt,
   SearchBackend,
   SearchResult,

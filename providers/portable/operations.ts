@@ -13,7 +13,7 @@ import {
   JobNotFoundError,
   SondeError,
 } from "../../src/errors.js";
-import { storeError } from "./errors.js";
+import { MALFORMED_CHAT_RESPONSE, storeError } from "./errors.js";
 import type { ChatResponse, Receipt } from "./types.js";
 
 export type OperationKind = Receipt["kind"];
@@ -92,7 +92,7 @@ function isFatal(kind: OperationKind, error: unknown): boolean {
   if (kind !== "model") return false;
   return (
     JobNotFoundError.isInstance(error) ||
-    (InvalidRequestError.isInstance(error) && error.code === "malformed_chat_response")
+    (InvalidRequestError.isInstance(error) && error.providerCode === MALFORMED_CHAT_RESPONSE)
   );
 }
 

@@ -10,6 +10,7 @@ import { JobNotFoundError, ProviderJobError, SondeError } from "../../src/errors
 import { isTerminal, type JobStatus } from "../../src/events.js";
 import type { CancelOutcome, Logger } from "../../src/provider.js";
 import { isLeaseLost, storeCall } from "./errors.js";
+import { eventKey } from "./keys.js";
 import { runLoop } from "./loop.js";
 import { type Budget, defaultBudget, Operations } from "./operations.js";
 import type { Slots } from "./slots.js";
@@ -323,7 +324,7 @@ export class JobRunner {
   }
 
   async #finish(status: "completed" | "incomplete" | "cancelled"): Promise<void> {
-    await this.#emit("status:terminal", { type: "status", status });
+    await this.#emit(eventKey.statusTerminal, { type: "status", status });
     const final = terminalStatusOf(this.#events);
     if (final) await this.#updateRecord({ status: final });
   }
@@ -431,7 +432,7 @@ export class JobRunner {
         return;
       }
       const deadlineAt = Date.parse(this.#record!.deadlineAt!);
-      await this.#emit("status:running", { type: "status", status: "running" });
+      await this.#emit(eventKey.statusRunning, { type: "status", status: "running" });
       const deadline = new AbortController();
       timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - clock().getTime()));
       timer.unref?.();
@@ -519,9 +520,9 @@ function asSondeError(error: unknown): SondeError {
   if (SondeError.isInstance(error)) return error;
   const detail = error instanceof Error ? error.message : String(error);
   return new ProviderJobError(
-    "portable_error",
+    "job_failed",
     `portable: the research loop stopped: ${detail}. Its progress up to here is saved; attach the job's ref to continue.`,
-    { provider: "portable", cause: error },
+    { provider: "portable", providerCode: "portable_error", cause: error },
   );
 }
 

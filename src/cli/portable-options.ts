@@ -4,6 +4,9 @@
  * read from the environment only (a flag would land in the shell history).
  */
 import type { PortableSettings } from "../client.js";
+
+type SearchProvider = Extract<PortableSettings["search"], { provider: string }>["provider"];
+
 import { UsageError } from "./usage.js";
 
 export interface PortableFlags {
@@ -52,7 +55,7 @@ export function portableSettings(
       throw new UsageError(`--search takes tavily, brave or searxng, not "${search}".`, "research");
     const apiKey = env[searchKeyEnv[search] ?? ""] ?? env.SONDE_SEARCH_API_KEY;
     settings.search = {
-      provider: search,
+      provider: search as SearchProvider,
       ...(apiKey && { apiKey }),
       ...(searchURL && { baseURL: searchURL }),
     };

@@ -31,13 +31,35 @@ export interface EventLog {
    * given, is written to the job's state hash in the same atomic step (a worker's ref).
    */
   append(jobId: string, event: ResearchEvent, state?: { ref: unknown }): Promise<boolean>;
+  /**
+   * Stores `events` (in `seq` order) in one round trip, skipping seqs stored before, and
+   * `state` with them in the same atomic step; returns how many were new.
+   */
+  appendMany(jobId: string, events: ResearchEvent[], state?: { ref: unknown }): Promise<number>;
   /** Events after `after`, live, until the job's `done` event. */
   tail(jobId: string, options?: TailOptions): AsyncGenerator<ResearchEvent>;
   /** Events stored so far. */
   read(jobId: string): Promise<ResearchEvent[]>;
   keys(jobId: string): { events: string; state: string };
+  /** How long a job's events are kept after their last write. */
+  readonly ttlMs: number;
 }
 
+/** An event as the log stores it: rawEvent is the engine's payload, large, and only useful to the process that got it. */
+export function storedEventJson(event: ResearchEvent): string {
+  const { rawEvent: _raw, ...stored } = event;
+  return JSON.stringify(stored);
+}
+
+/**
+ * A job's events in Redis, written once per `seq` and read live or after the fact.
+ * @example
+ * ```ts
+ * import { createEventLog } from "sonde/redis";
+ *
+ * for await (const event of createEventLog(redis).tail(id, { after: 12 })) console.log(event.seq, event.type);
+ * ```
+ */
 export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
   const prefix = options.prefix ?? "sonde:";
   const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
@@ -46,19 +68,18 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     state: `${prefix}job:{${jobId}}`,
   });
   const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
+  const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
+    const args: (string | number)[] = [ttl, state ? JSON.stringify(state.ref) : ""];
+    for (const event of events) args.push(event.seq, storedEventJson(event));
+    const k = keys(jobId);
+    return Number(await runScript(redis, "appendResearchEvent", [k.events, k.state], args));
+  };
   return {
     keys,
+    ttlMs: ttl,
+    appendMany,
     async append(jobId, event, state) {
-      // rawEvent is the engine's payload: large, and only useful to the process that got it.
-      const { rawEvent: _raw, ...stored } = event;
-      const k = keys(jobId);
-      const written = await runScript(
-        redis,
-        "appendResearchEvent",
-        [k.events, k.state],
-        [event.seq, JSON.stringify(stored), ttl, state ? JSON.stringify(state.ref) : ""],
-      );
-      return written === 1;
+      return (await appendMany(jobId, [event], state)) === 1;
     },
     async read(jobId) {
       return (await redis.xrange(keys(jobId).events, "-", "+")).map(([, fields]) => parse(fields));
@@ -100,6 +121,14 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
  * Serves a job's events as `text/event-stream`: each event's `id` is its `seq`, so a
  * browser's `EventSource` resumes after a drop with `Last-Event-ID` and gets every event
  * exactly once. The stream ends after the job's `done` event.
+ * @example
+ * ```ts
+ * import { createEventLog, eventStreamResponse } from "sonde/redis";
+ *
+ * const log = createEventLog(redis);
+ * // In any fetch-style handler (a browser's EventSource resumes with Last-Event-ID):
+ * export const GET = (request: Request) => eventStreamResponse(log, new URL(request.url).searchParams.get("id")!, request);
+ * ```
  */
 export function eventStreamResponse(
   log: EventLog,

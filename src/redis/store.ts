@@ -50,6 +50,13 @@ const fenceArg = (fence: Fence | undefined) => (fence ? String(fence.token) : ""
 /**
  * `createRedisStore(redis, { prefix })`: pass it as `portable.store` to every client that
  * should share jobs. Many processes may attach to one job: one runs it, the others tail it.
+ * @example
+ * ```ts
+ * import { Redis } from "ioredis";
+ * import { createRedisStore } from "sonde/redis";
+ *
+ * const client = new Sonde({ portable: { store: createRedisStore(new Redis("redis://127.0.0.1:6379")) } });
+ * ```
  */
 export function createRedisStore(redis: Redis, options: RedisStoreOptions = {}): JobStore {
   const prefix = options.prefix ?? "sonde:";

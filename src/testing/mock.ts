@@ -361,7 +361,15 @@ export function mockResearch(report: string, options: MockOptions = {}): MockBui
   return new MockBuilder(report, options);
 }
 
-/** Removes every registered mock and forgets mock jobs. */
+/**
+ * Removes every registered mock and forgets mock jobs.
+ * @example
+ * ```ts
+ * import { clearMocks, mockResearch } from "sonde/testing";
+ *
+ * afterEach(() => clearMocks());
+ * ```
+ */
 export function clearMocks(): void {
   const s = state();
   s.rules = [];

@@ -45,7 +45,15 @@ const genAiProvider: Record<ProviderName, string> = {
   portable: "sonde.portable",
 };
 
-/** Turns jobs into spans; pass it as `new Sonde({ telemetry: sondeTracing() })`. */
+/**
+ * Turns jobs into spans; pass it as `new Sonde({ telemetry: sondeTracing() })`.
+ * @example
+ * ```ts
+ * import { sondeTracing } from "sonde/tracing";
+ *
+ * const client = new Sonde({ telemetry: sondeTracing() });
+ * ```
+ */
 export function sondeTracing(options: SondeTracingOptions = {}): SondeTelemetry {
   // Resolved per job, so a provider registered after the client was built is still used.
   const tracer = () =>

@@ -1,4 +1,5 @@
 import ky, { HTTPError, isHTTPError, type KyInstance } from "ky";
+import { z } from "zod";
 import {
   AuthenticationError,
   IndeterminateSubmissionError,
@@ -24,8 +25,9 @@ export interface HttpFailure {
   headers: Headers;
   requestId: string | undefined;
   retryAfterMs: number | undefined;
-  /** The best message and code found in the body. */
+  /** The best message found in the body. */
   message: string;
+  /** The provider's own code found in the body; it becomes the error's `providerCode`, never its `code`. */
   code: string | undefined;
 }
 
@@ -43,28 +45,39 @@ export interface HttpClientOptions {
 
 const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
 
+// Error bodies seen across providers, read leniently: a field of an unexpected type is dropped, never thrown on.
+const code = z.union([z.string(), z.number()]).nullish().catch(undefined);
+const text = z.string().nullish().catch(undefined);
+const ErrorFields = z.looseObject({ message: text, code, type: code, status: code });
+/** FastAPI-style validation errors (Perplexity 422): `{"detail": [{loc, msg, type}]}`. */
+const ValidationIssue = z.looseObject({ loc: z.array(z.unknown()).nullish().catch(undefined), msg: text });
+const ErrorEnvelope = z.looseObject({
+  ...ErrorFields.shape,
+  error: z.union([z.string(), ErrorFields]).nullish().catch(undefined),
+  detail: z
+    .union([z.string(), z.array(z.unknown())])
+    .nullish()
+    .catch(undefined),
+});
+
 function describe(body: unknown): { message: string | undefined; code: string | undefined } {
   if (typeof body === "string") return { message: body.slice(0, 500) || undefined, code: undefined };
-  if (!body || typeof body !== "object") return { message: undefined, code: undefined };
-  const record = body as Record<string, unknown>;
-  const inner = (typeof record.error === "object" && record.error ? record.error : record) as Record<
-    string,
-    unknown
-  >;
-  const detail = record.detail;
+  const parsed = ErrorEnvelope.safeParse(body);
+  if (!parsed.success) return { message: undefined, code: undefined };
+  const record = parsed.data;
+  const inner = typeof record.error === "object" && record.error ? record.error : record;
+  const { detail } = record;
   let message =
-    (typeof inner.message === "string" && inner.message) ||
+    inner.message ||
     (typeof record.error === "string" && record.error) ||
     (typeof detail === "string" && detail) ||
     undefined;
   if (!message && Array.isArray(detail)) {
-    // FastAPI-style validation errors (Perplexity 422): [{loc, msg, type}]
     message = detail
-      .map((d) =>
-        d && typeof d === "object"
-          ? `${(d as { loc?: unknown[] }).loc?.join(".") ?? ""}: ${(d as { msg?: string }).msg ?? ""}`
-          : String(d),
-      )
+      .map((issue) => {
+        const known = ValidationIssue.safeParse(issue);
+        return known.success ? `${known.data.loc?.join(".") ?? ""}: ${known.data.msg ?? ""}` : String(issue);
+      })
       .join("; ");
   }
   const rawCode = inner.code ?? inner.type ?? inner.status ?? record.code;
@@ -74,7 +87,7 @@ function describe(body: unknown): { message: string | undefined; code: string | 
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
 export function errorFromFailure(failure: HttpFailure): SondeError {
   const { provider, status, requestId, retryAfterMs } = failure;
-  const common = { provider, status, requestId };
+  const common = { provider, status, requestId, providerCode: failure.code };
   const message = `${provider} ${status}: ${failure.message}`;
   if (status === 401 || status === 403)
     return new AuthenticationError(`${message}. Check the ${provider} API key.`, common);
@@ -88,10 +101,7 @@ export function errorFromFailure(failure: HttpFailure): SondeError {
       ...common,
       ...(retryAfterMs !== undefined && { retryAfterMs }),
     });
-  return new InvalidRequestError(message, {
-    ...common,
-    code: failure.code ? `${failure.code}` : "invalid_request",
-  });
+  return new InvalidRequestError(message, common);
 }
 
 export async function failureFromResponse(

@@ -15,6 +15,7 @@ export {
   type OpenAIWebhookEvent,
   openAIWebhookHandler,
   verifyOpenAIWebhook,
+  type WebhookHeaders,
 } from "./webhooks.js";
 export {
   createResearchWorker,

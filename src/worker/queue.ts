@@ -76,6 +76,16 @@ export const researchJobId = (idempotencyKey: string) =>
 /** The wake job of a generation; one id per generation, so overlapping wakes coalesce. */
 export const wakeJobId = (id: string, generation: number) => `${id}-wake-${generation}`;
 
+/**
+ * The producer side of `sonde/worker`: validates requests against the catalog and queues them once per idempotency key.
+ * @example
+ * ```ts
+ * import { createResearchQueue } from "sonde/worker";
+ *
+ * const queue = createResearchQueue({ redis, client });
+ * const { id } = await queue.enqueue({ model: "openai:gpt-5.5-pro", query: "…" }, { idempotencyKey: "brief-48" });
+ * ```
+ */
 export function createResearchQueue(setup: QueueSetup): ResearchQueue {
   const prefix = setup.prefix ?? "sonde:";
   const { redis } = setup;
@@ -123,7 +133,14 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       await this.wake(id);
     },
     async wake(id) {
-      const generation = Number((await redis.hget(stateKeys(prefix, id).state, "wakes")) ?? 0);
+      const key = stateKeys(prefix, id).state;
+      // Also for a wake not queued yet (the job is running): its run wakes it when it holds.
+      const [[, wakes]] = (await redis
+        .multi()
+        .hget(key, "wakes")
+        .hset(key, "wakeRequestedAt", new Date().toISOString())
+        .exec()) as [[unknown, string | null]];
+      const generation = Number(wakes ?? 0);
       const pending = await queue.getJob(wakeJobId(id, generation));
       if (pending && (await pending.isDelayed())) await pending.promote();
     },

@@ -64,7 +64,11 @@ export async function readState(
   prefix: string,
   id: string,
 ): Promise<WorkerJobState | undefined> {
-  const hash = await redis.hgetall(stateKeys(prefix, id).state);
+  return stateOf(id, await redis.hgetall(stateKeys(prefix, id).state));
+}
+
+/** A job's state from its hash (as HGETALL answers it), if the job was queued. */
+export function stateOf(id: string, hash: Record<string, string>): WorkerJobState | undefined {
   if (!hash.status) return undefined;
   return {
     id,

@@ -25,9 +25,12 @@ export interface OpenAIWebhookEvent {
   data: { id: string };
 }
 
-type Headers = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
+/** Request headers as a `Headers` object (fetch) or a plain record (Node's `IncomingMessage.headers`). */
+export type WebhookHeaders =
+  | { get(name: string): string | null }
+  | Record<string, string | string[] | undefined>;
 
-const header = (headers: Headers, name: string): string | undefined => {
+const header = (headers: WebhookHeaders, name: string): string | undefined => {
   if (typeof (headers as { get?: unknown }).get === "function")
     return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const value = (headers as Record<string, string | string[] | undefined>)[name];
@@ -38,10 +41,17 @@ const header = (headers: Headers, name: string): string | undefined => {
  * Verifies a webhook's signature over the raw body (as received, before any JSON parsing)
  * and returns the event; throws `InvalidWebhookSignatureError` otherwise. Timestamps more
  * than `toleranceSec` away from now are refused (replays).
+ * @example
+ * ```ts
+ * import { verifyOpenAIWebhook } from "sonde/worker";
+ *
+ * const event = verifyOpenAIWebhook(rawBody, request.headers, process.env.OPENAI_WEBHOOK_SECRET!);
+ * event.type; // "response.completed", …
+ * ```
  */
 export function verifyOpenAIWebhook(
   body: string,
-  headers: Headers,
+  headers: WebhookHeaders,
   secret: string,
   options: { toleranceSec?: number; now?: () => Date } = {},
 ): OpenAIWebhookEvent {
@@ -84,9 +94,17 @@ const ENDINGS = new Set([
 /**
  * A webhook handler for OpenAI background responses: verifies the event and wakes the job
  * the response belongs to. Returns the research job id it woke, if any.
+ * @example
+ * ```ts
+ * import { openAIWebhookHandler } from "sonde/worker";
+ *
+ * const wake = openAIWebhookHandler(queue, process.env.OPENAI_WEBHOOK_SECRET!);
+ * // In the webhook route, with the raw body as received:
+ * const woken = await wake(await request.text(), request.headers);
+ * ```
  */
 export function openAIWebhookHandler(queue: ResearchQueue, secret: string) {
-  return async (body: string, headers: Headers): Promise<string | undefined> => {
+  return async (body: string, headers: WebhookHeaders): Promise<string | undefined> => {
     const event = verifyOpenAIWebhook(body, headers, secret);
     if (!ENDINGS.has(event.type) || typeof event.data?.id !== "string") return undefined;
     const id = await queue.byProviderJob("openai", event.data.id);

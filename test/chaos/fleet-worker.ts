@@ -1,7 +1,7 @@
 /**
  * One worker process of the fleet chaos test (bundled with esbuild and run by node): a
- * Sonde client whose portable jobs live in Redis and whose hosted API is the test's
- * loopback fake, driving the queue until it is SIGKILLed.
+ * Sonde client whose portable jobs live in Redis and whose hosted, OpenAI and Gemini APIs are
+ * the test's loopback fakes, driving the queues until it is SIGKILLed.
  */
 import { Redis } from "ioredis";
 import type { JobStore } from "../../providers/portable/index.js";
@@ -25,22 +25,38 @@ const watched: JobStore = {
     return store.putReceipt(jobId, receipt, fence);
   },
 };
-const client = new Sonde({
-  env: {},
-  hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: env.HOSTED_URL! },
-  portable: { store: watched, leaseMs: 1_000 },
-  retry: { attempts: 50, minDelayMs: 30, maxDelayMs: 120 },
-});
-createResearchWorker({
-  redis,
-  client,
-  prefix,
-  queueName: env.QUEUE!,
-  concurrency: 3,
-  lockDurationMs: 1_500,
-  holdMs: 400,
-  wakeBackoff: { minMs: 50, maxMs: 400 },
-  // The demo engine's calls cost nothing: a call cut off by SIGKILL may be sent again.
-  repeatInterruptedCalls: true,
-});
+const options = (clock?: () => Date) =>
+  new Sonde({
+    env: {},
+    hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: env.HOSTED_URL! },
+    openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${env.OPENAI_URL}/v1` },
+    gemini: { apiKey: "AIzaSyTestKey0123456789abcdefghijkl", baseURL: `${env.GEMINI_URL}/v1beta` },
+    portable: { store: watched, leaseMs: 1_000 },
+    retry: { attempts: 50, minDelayMs: 30, maxDelayMs: 120 },
+    idleTimeoutMs: 5_000,
+    ...(clock && { clock }),
+  });
+const drive = (queueName: string, client: Sonde) =>
+  createResearchWorker({
+    redis,
+    client,
+    prefix,
+    queueName,
+    name: env.WORKER_NAME!,
+    concurrency: 3,
+    lockDurationMs: 1_500,
+    holdMs: 400,
+    wakeBackoff: { minMs: 50, maxMs: 400 },
+    // A hosted fake job left unpolled ends within a second (HOSTED_RUN_MS in the test).
+    indeterminateSlotMs: 3_000,
+    // The demo engine's calls cost nothing: a call cut off by SIGKILL may be sent again.
+    repeatInterruptedCalls: true,
+  });
+drive(env.QUEUE!, options());
+// OpenAI's streaming models were retired on 2026-07-23 (catalog): their jobs have a queue of
+// their own, driven by a client whose clock reads a date before then.
+drive(
+  `${env.QUEUE}-streamed`,
+  options(() => new Date(Date.now() - Number(env.STREAMED_CLOCK_SHIFT_MS))),
+);
 process.stdout.write("ready\n");

@@ -55,7 +55,8 @@ describe("errorFromReport", () => {
     });
     expect(other).toMatchObject({
       name: "ProviderJobError",
-      code: "vector_store_timeout",
+      code: "job_failed",
+      providerCode: "vector_store_timeout",
       provider: "openai",
     });
   });

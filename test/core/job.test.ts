@@ -221,7 +221,7 @@ describe("ResearchJob delivery", () => {
     const seen = await collect(j);
     expect(seen.at(-1)).toMatchObject({ type: "done", status: "failed" });
     const error = await j.result().catch((e) => e);
-    expect(error.code).toBe("server_error");
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "server_error" });
     expect(error.partial.report).toBe("w0 w1 ");
   });
 

@@ -11,6 +11,7 @@ afterEach(() => clearMocks());
 const cases: [string, Partial<SondeOptions>, string, abstract new (...args: never[]) => Error][] = [
   [
     "a search backend that is not one",
+    // @ts-expect-error the settings type already refuses it; the run-time check is what is tested
     { portable: { search: 42 } },
     "portable:demo/offline",
     InvalidRequestError,

@@ -240,7 +240,7 @@ describe("gemini: errors and endings", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "failed" });
     const error = await job.result().catch((e) => e);
     expect(ProviderJobError.isInstance(error)).toBe(true);
-    expect(error.code).toBe("deadline_exceeded");
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "deadline_exceeded" });
     expect(error.message).toMatch(/time limit.*60 minutes.*previousJobId/);
     expect(error.partial.report).toBe(
       "Partial findings: grid-scale storage tenders doubled in 2025 (日本: 系統用蓄電池 ⚡).",
@@ -256,7 +256,7 @@ describe("gemini: errors and endings", () => {
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
     const error = await job.result().catch((e) => e);
-    expect(ProviderJobError.isInstance(error) && error.code).toBe("deadline_exceeded");
+    expect(ProviderJobError.isInstance(error) && error.providerCode).toBe("deadline_exceeded");
   });
 
   it("an error event while the interaction is still running is a dropped stream: it resumes", async () => {
@@ -285,7 +285,7 @@ describe("gemini: errors and endings", () => {
     expect(events.some((e) => e.type === "status" && e.status === "completed")).toBe(false);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "failed" });
     const error = await job.result().catch((e) => e);
-    expect(error.code).toBe("internal");
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "internal" });
     expect(error.partial.report).toBe("Heat-pump sales in Europe fell in 2024 and recovered in 2025");
   });
 
@@ -337,7 +337,7 @@ describe("gemini: errors and endings", () => {
       .result()
       .catch((e) => e);
     expect(InvalidRequestError.isInstance(error)).toBe(true);
-    expect(error.code).toBe("invalid_argument");
+    expect(error).toMatchObject({ code: "invalid_request", providerCode: "invalid_argument" });
     expect(error.status).toBe(400);
     expect(error.message).toContain("agent_config.thinking_summaries");
     expect(requests).toHaveLength(1);

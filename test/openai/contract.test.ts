@@ -419,7 +419,7 @@ describe("stream mapping", () => {
         expect((error as Error).message).toContain("insufficient_quota");
       } else {
         expect(ProviderJobError.isInstance(error)).toBe(true);
-        expect((error as ProviderJobError).code).toBe(code);
+        expect(error).toMatchObject({ code: "job_failed", providerCode: code });
       }
       expect(seen).toHaveLength(1);
     },
@@ -565,7 +565,7 @@ describe("HTTP errors on the start request", () => {
       .result()
       .catch((e: unknown) => e);
     expect(InvalidRequestError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ code: "unknown_parameter", status: 400 });
+    expect(error).toMatchObject({ code: "invalid_request", providerCode: "unknown_parameter", status: 400 });
     expect(posts()).toHaveLength(1);
   });
 

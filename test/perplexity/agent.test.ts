@@ -95,15 +95,21 @@ describe("perplexity agent: the sample transcript (providers/perplexity/WIRE.md 
       "text",
       "text",
       "citation",
+      // The final body lists a search and a page read the stream never showed: once, at the end.
+      "search",
+      "search",
       "usage",
       "status",
       "done",
     ]);
     expect(events[0]).toMatchObject({ jobId: RID, provider: "perplexity", model });
     expect(ofType(events, "thinking").map((e) => e.delta)).toEqual(["Planning. ", "Searching. "]);
-    expect(ofType(events, "search").map((e) => [e.state, e.query])).toEqual([
+    // The live search is not repeated from the body's search_results item.
+    expect(ofType(events, "search").map((e) => [e.state, e.query ?? e.url])).toEqual([
       ["started", "Pinecone pricing official"],
       ["completed", "Pinecone pricing official"],
+      ["completed", "Weaviate Cloud pricing official"],
+      ["completed", "https://qdrant.tech/pricing/"],
     ]);
     const result = await job.result();
     expect(result.report).toBe(REPORT);
@@ -349,7 +355,7 @@ describe("perplexity agent: error bodies (providers/perplexity/WIRE.md §8) and 
       .research.start({ model, query })
       .result()
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ code: "500" });
+    expect(error).toMatchObject({ code: "job_failed", providerCode: "500" });
     expect((error as Error).message).toContain("Internal error while running tools");
   });
 });

@@ -77,6 +77,8 @@ describe("providers/perplexity testing handlers", () => {
       "created",
       "queued",
       "running",
+      // The polled body's search_results item, as a completed search.
+      "search",
       "text",
       "usage",
       "completed",

@@ -11,7 +11,7 @@ import { HttpResponse, http } from "msw";
 import { demoAnswer } from "../../providers/portable/demo/model.js";
 import type { Fetcher, SearchBackend, SearchResult } from "../../providers/portable/index.js";
 import { readPrompt, type Task } from "../../providers/portable/prompts.js";
-import { type ResearchEvent, type ResearchJob, Sonde } from "../../src/index.js";
+import { type PortableSettings, type ResearchEvent, type ResearchJob, Sonde } from "../../src/index.js";
 
 export const CHAT_URL = "http://chat.test/v1";
 export const API_KEY = "sk-test-portable-0123456789abcdef";
@@ -116,8 +116,10 @@ export function scriptedFetcher(pages: Page[] = web) {
 }
 
 export interface ClientOptions {
-  search?: SearchBackend | Record<string, unknown> | undefined;
+  /** Any value, valid or not: tests of the run-time checks pass wrong ones. */
+  search?: unknown;
   fetcher?: Fetcher | undefined;
+  /** Any value, valid or not (see search). */
   store?: unknown;
   clock?: () => Date;
   maxConcurrentJobs?: number;
@@ -131,9 +133,9 @@ export function portableClient(options: ClientOptions = {}): Sonde {
     env: {},
     portable: {
       chat: { local: { baseURL: CHAT_URL, apiKey: API_KEY } },
-      ...(options.search !== undefined && { search: options.search }),
+      ...(options.search !== undefined && { search: options.search as PortableSettings["search"] }),
       ...(options.fetcher !== undefined && { fetcher: options.fetcher }),
-      ...(options.store !== undefined && { store: options.store }),
+      ...(options.store !== undefined && { store: options.store as PortableSettings["store"] }),
       ...(options.maxConcurrentJobs !== undefined && { maxConcurrentJobs: options.maxConcurrentJobs }),
       ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     },

@@ -62,3 +62,24 @@ describe("the portable replay contract", () => {
     expect(gapKey.unreadable("https://c.example/")).toBe("unreadable:https://c.example/");
   });
 });
+
+describe("one home for the keys", () => {
+  it("no portable module but keys.ts spells an event key as a string literal", async () => {
+    const { readdirSync, readFileSync, statSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const dir = join(import.meta.dirname, "../../providers/portable");
+    const files = (path: string): string[] =>
+      readdirSync(path).flatMap((name) => {
+        const full = join(path, name);
+        return statSync(full).isDirectory() ? files(full) : full.endsWith(".ts") ? [full] : [];
+      });
+    const fixed = [eventKey.statusQueued, eventKey.statusRunning, eventKey.statusTerminal];
+    const spelled = files(dir)
+      .filter((file) => !file.endsWith("keys.ts"))
+      .flatMap((file) => {
+        const text = readFileSync(file, "utf8");
+        return fixed.filter((key) => text.includes(`"${key}"`)).map((key) => `${file}: "${key}"`);
+      });
+    expect(spelled).toEqual([]);
+  });
+});

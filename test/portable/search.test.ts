@@ -3,7 +3,7 @@ import { HttpResponse, http } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryStore, defaultFetcher, fetchTransport } from "../../providers/portable/index.js";
-import { AuthenticationError, Sonde } from "../../src/index.js";
+import { AuthenticationError, type PortableSettings, Sonde } from "../../src/index.js";
 import { API_KEY, CHAT_URL, collect, fixtureJson, MODEL, scriptedChat } from "./helpers.js";
 
 const server = setupServer();
@@ -27,12 +27,13 @@ const pages = [
   ),
 ];
 
+/** Takes any value: the run-time checks of a wrong search config are under test. */
 function client(search: Record<string, unknown>) {
   return new Sonde({
     env: {},
     portable: {
       chat: { local: { baseURL: CHAT_URL, apiKey: API_KEY } },
-      search,
+      search: search as PortableSettings["search"],
       store: createMemoryStore(),
       // The pages are msw's: requests go through the patched fetch, host names unresolved.
       fetcher: defaultFetcher({ lookup: false, transport: fetchTransport(fetch), robots: false }),

@@ -220,7 +220,7 @@ describe("sonde/tracing", () => {
     const span = onlySpan();
     expect(span.status.code).toBe(SpanStatusCode.ERROR);
     expect(span.status.message).toMatch(/upstream rejected key \[redacted\]/);
-    expect(span.attributes).toMatchObject({ "sonde.status": "failed", "error.type": "server_error" });
+    expect(span.attributes).toMatchObject({ "sonde.status": "failed", "error.type": "job_failed" });
     expect(span.events.map((e) => e.name)).toEqual(["sonde.error", "exception"]);
     expectNoSecret(span, OPENAI_KEY);
   });

@@ -11,7 +11,11 @@ import {
   type JobRef,
   type ModelId,
   type ResearchRequest,
+  type ResearchResult,
   Sonde,
+  SondeError,
+  type SondeErrorCode,
+  sondeErrorCodes,
 } from "../../src/index.js";
 import type { EngineSession, ResearchAdapter, WireEvent } from "../../src/provider-entry.js";
 
@@ -75,5 +79,62 @@ describe("entries", () => {
     expectTypeOf<WireEvent>().toHaveProperty("cursor");
     // @ts-expect-error not exported from the main entry any more
     type _Gone = main.EngineSession;
+  });
+});
+
+describe("error codes", () => {
+  /** What a user writes: one branch per code, and `never` proves none is missing. */
+  function advice(error: SondeError): string {
+    const code = error.code;
+    switch (code) {
+      case "invalid_request":
+      case "unknown_model":
+      case "model_retired":
+      case "model_unavailable":
+      case "unsupported_option":
+      case "unsupported_adapter":
+      case "invalid_ref":
+      case "ref_ownership":
+      case "idempotency_conflict":
+      case "missing_dependency":
+      case "invalid_webhook_signature":
+        return "fix the call";
+      case "authentication":
+      case "insufficient_credit":
+        return "fix the account";
+      case "rate_limit":
+      case "provider_unavailable":
+      case "connection_failed":
+      case "stream_interrupted":
+        return "retry later";
+      case "job_failed":
+      case "job_not_found":
+      case "indeterminate_submission":
+      case "store_error":
+      case "lease_lost":
+      case "halted":
+        return "look at the job";
+      case "aborted":
+      case "timeout":
+      case "stream_consumed":
+      case "job_not_created":
+        return "local";
+      default: {
+        const unhandled: never = code;
+        return unhandled;
+      }
+    }
+  }
+
+  it("a switch over SondeErrorCode is exhaustive, and the list and the type agree", () => {
+    expectTypeOf<SondeError["code"]>().toEqualTypeOf<SondeErrorCode>();
+    expectTypeOf<(typeof sondeErrorCodes)[number]>().toEqualTypeOf<SondeErrorCode>();
+    // A provider's code is not a SondeErrorCode: it lives in providerCode.
+    expectTypeOf<"insufficient_quota">().not.toExtend<SondeErrorCode>();
+    expectTypeOf<SondeError["providerCode"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<SondeError["partial"]>().toEqualTypeOf<ResearchResult | undefined>();
+    for (const code of sondeErrorCodes) expect(advice(new SondeError(code, "m"))).toBeTypeOf("string");
+    // @ts-expect-error a code outside the closed set does not compile
+    new SondeError("insufficient_quota", "m");
   });
 });

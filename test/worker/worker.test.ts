@@ -54,6 +54,11 @@ describe("sonde/worker", () => {
       await expect(
         queue.enqueue({ model: DEMO, query: "other" }, { idempotencyKey: "job-0" }),
       ).rejects.toSatisfy((e: unknown) => IdempotencyConflictError.isInstance(e));
+      // `done` and the result are stored in one step: a watcher that saw `done` reads the result at once.
+      for (const handle of handles) {
+        for await (const event of queue.events.tail(handle.id)) if (event.type === "done") break;
+        expect(await queue.result(handle.id)).toBeDefined();
+      }
       await until(async () => (await Promise.all(handles.map((h) => queue.result(h.id)))).every(Boolean));
       // A worker that died after storing `done` but before the result: the next run stores
       // the result and no second `done`.
@@ -226,6 +231,108 @@ describe("sonde/worker failure handling", () => {
       );
     } finally {
       await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+});
+
+describe("sonde/worker: slots and holds around the submission", () => {
+  it("a poll-only job whose create is slower than holdMs is held only after its ref is stored, never indeterminate", async () => {
+    const prefix = "w5:";
+    let answeredAt = 0;
+    const api = await startLoopback(async (request, response) => {
+      if (request.method === "POST") {
+        // The invoke answers after the worker's hold would have fired.
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        answeredAt = Date.now();
+        return reply(response, 200, invoked("job_slow"));
+      }
+      if (Date.now() < answeredAt + 500)
+        return reply(response, 200, { job_id: "job_slow", status: "running" });
+      return reply(response, 200, {
+        job_id: "job_slow",
+        status: "completed",
+        result: { content: "Done.", citations: [], charge_usd: 1 },
+      });
+    });
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w5",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w5",
+      holdMs: 100,
+      wakeBackoff: { minMs: 30, maxMs: 60 },
+    });
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "Slow invoke" }, { idempotencyKey: "s" });
+      await until(async () =>
+        ["completed", "indeterminate", "failed"].includes((await queue.status(id))?.status ?? ""),
+      );
+      expect((await queue.status(id))?.status).toBe("completed");
+      expect((await queue.result(id))?.report).toBe("Done.");
+      expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+      // It was held and woken between polls once its ref existed.
+      expect(Number(await redis.client().hget(`${prefix}job:{${id}}`, "wakes"))).toBeGreaterThan(0);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+
+  it("an indeterminate hosted job keeps the fleet's one slot until its run could be over", async () => {
+    const prefix = "w6:";
+    const invokedAt: number[] = [];
+    const api = await startLoopback((request, response) => {
+      if (request.method === "POST") {
+        invokedAt.push(Date.now());
+        return reply(response, 200, invoked("job_next"));
+      }
+      return reply(response, 200, {
+        job_id: "job_next",
+        status: "completed",
+        result: { content: "Next.", citations: [], charge_usd: 1 },
+      });
+    });
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w6",
+    });
+    try {
+      const first = await queue.enqueue({ model: HOSTED, query: "Lost answer" }, { idempotencyKey: "a" });
+      // A worker sent the invoke and died before storing the ref.
+      const sentAt = Date.now();
+      await redis.client().hset(`${prefix}job:{${first.id}}`, {
+        submittingAt: new Date(sentAt).toISOString(),
+        status: "running",
+      });
+      const worker = createResearchWorker({
+        redis: redis.client(),
+        client: hostedClient(api.url, prefix),
+        prefix,
+        queueName: "w6",
+        indeterminateSlotMs: 1_500,
+      });
+      try {
+        await until(async () => (await queue.status(first.id))?.status === "indeterminate");
+        const second = await queue.enqueue({ model: HOSTED, query: "Next job" }, { idempotencyKey: "b" });
+        await until(async () => (await queue.status(second.id))?.status === "completed");
+        // The lost job may have been running at the provider: nothing else was invoked meanwhile.
+        expect(invokedAt).toHaveLength(1);
+        expect(invokedAt[0]!).toBeGreaterThanOrEqual(sentAt + 1_500);
+      } finally {
+        await worker.close();
+      }
+    } finally {
       await queue.close();
       await api.close();
     }

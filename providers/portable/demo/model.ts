@@ -125,7 +125,18 @@ export const demoChatModel: ChatModel = {
   },
 };
 
-/** Keyword search over `documents` (title words count double). */
+/**
+ * Keyword search over `documents` (title words count double).
+ * @example
+ * ```ts
+ * import { corpusFetcher, corpusSearch, demoCorpus } from "sonde/providers/portable";
+ *
+ * // Research over your own documents, never the web:
+ * const client = new Sonde({
+ *   portable: { search: corpusSearch(demoCorpus), fetcher: corpusFetcher(demoCorpus), chat: { local: { baseURL } } },
+ * });
+ * ```
+ */
 export function corpusSearch(documents: readonly DemoDocument[], limit = 4): SearchBackend {
   return {
     async search(query, { signal }) {
@@ -147,7 +158,15 @@ export function corpusSearch(documents: readonly DemoDocument[], limit = 4): Sea
   };
 }
 
-/** Serves `documents` by URL; anything else is unreadable (the demo never touches the network). */
+/**
+ * Serves `documents` by URL; anything else is unreadable (the demo never touches the network).
+ * @example
+ * ```ts
+ * import { corpusFetcher, demoCorpus } from "sonde/providers/portable";
+ *
+ * const page = await corpusFetcher(demoCorpus).fetch(demoCorpus[0]!.url, { signal: AbortSignal.timeout(1_000) });
+ * ```
+ */
 export function corpusFetcher(documents: readonly DemoDocument[]): Fetcher {
   const byUrl = new Map(documents.map((d) => [d.url, d]));
   return {

@@ -15,7 +15,16 @@ export interface PageRequest {
  */
 export type PageTransport = (request: PageRequest) => Promise<Response>;
 
-/** A transport over a `fetch` function, for runtimes without Node sockets: it cannot pin addresses. */
+/**
+ * A transport over a `fetch` function, for runtimes without Node sockets: it cannot pin addresses.
+ * @example
+ * ```ts
+ * import { defaultFetcher, fetchTransport } from "sonde/providers/portable";
+ *
+ * // Bun, Deno or workers: pages through fetch; host names cannot be pinned to checked addresses.
+ * const fetcher = defaultFetcher({ transport: fetchTransport(fetch), lookup: false });
+ * ```
+ */
 export function fetchTransport(fetchImpl: typeof globalThis.fetch): PageTransport {
   return ({ url, headers, signal }) => fetchImpl(url, { headers, signal, redirect: "manual" });
 }

@@ -16,6 +16,12 @@ interface Entry {
  * An in-process job store. Jobs survive a new client in the same process but not a
  * restart; use `createFileStore` (or a shared store) for that. Values are copied in and
  * out, as a real store would serialize them.
+ * @example
+ * ```ts
+ * import { createMemoryStore } from "sonde/providers/portable";
+ *
+ * const client = new Sonde({ portable: { store: createMemoryStore() } });
+ * ```
  */
 export function createMemoryStore(): JobStore {
   const jobs = new Map<string, Entry>();

@@ -61,7 +61,7 @@ export function urlCitationsOf(delta: Delta): UrlCitation[] {
 
 /**
  * The reasoning text of a delta. `reasoning` and `reasoning_details` carry the same
- * text: one is taken (details first, as OpenRouter's SDK does; WIRE.md §4).
+ * text: one is taken (details first, as OpenRouter's SDK does; providers/openrouter/WIRE.md §4).
  */
 export function reasoningOf(delta: Delta): string {
   let text = "";

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { InvalidRequestError, ProviderUnavailableError, type SondeError } from "../../errors.js";
 import type { EventError, ProviderName } from "../../events.js";
-import type { HttpFailure } from "../../transport/http.js";
+import { errorFromFailure, type HttpFailure } from "../../transport/http.js";
 
 const Availability = z.object({ code: z.string().nullish(), retryable: z.boolean().nullish() });
 
@@ -45,7 +45,7 @@ export interface ChatErrorDialect {
   notServed: string;
 }
 
-/** Mid-stream `error_type`s a fresh request may get past (WIRE.md §6). */
+/** Mid-stream `error_type`s a fresh request may get past (providers/openrouter/WIRE.md §6). */
 const transientErrors = new Set([
   "rate_limit_exceeded",
   "provider_overloaded",
@@ -62,10 +62,11 @@ function wordCode(code: unknown): string | undefined {
 }
 
 /**
- * The readings of a failed HTTP response that the body adds to its status; undefined
- * leaves it to the status-code mapping (`errorFromFailure`).
+ * The readings of a failed HTTP response that the body adds to its status; the rest is the
+ * status-code mapping (`errorFromFailure`). The provider's own code (`error_type`, an
+ * availability code) becomes the error's `providerCode`.
  */
-export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDialect): SondeError | undefined {
+export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDialect): SondeError {
   const parsed = ErrorBody.safeParse(failure.body);
   const body = parsed.success ? parsed.data : {};
   const metadata = body.error?.metadata;
@@ -76,24 +77,22 @@ export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDial
   if (failure.status === 403 && (metadata?.reasons || metadata?.flagged_input || errorType === "moderation"))
     return new InvalidRequestError(`${message}. The input was flagged by moderation; rephrase the query.`, {
       ...common,
-      code: "moderation",
+      providerCode: "moderation",
     });
   if (failure.status === 404)
     return new InvalidRequestError(`${message}. ${dialect.notServed}`, {
       ...common,
-      code: availability?.code ?? "model_not_found",
+      providerCode: availability?.code ?? "model_not_found",
     });
   if (failure.status >= 500 && availability?.retryable === false)
     return new ProviderUnavailableError(
       `${message} (${availability.code ?? "unavailable"}; not retryable).`,
-      { ...common, retryable: false },
+      { ...common, providerCode: availability.code ?? wordCode(failure.code), retryable: false },
     );
   if (failure.status >= 400 && failure.status < 500 && !byStatus.has(failure.status))
-    return new InvalidRequestError(message, {
-      ...common,
-      code: errorType ?? wordCode(failure.code) ?? "invalid_request",
-    });
-  return undefined;
+    return new InvalidRequestError(message, { ...common, providerCode: errorType ?? wordCode(failure.code) });
+  // The numeric `code` repeats the status; `error_type` is the provider's own name for the failure.
+  return errorFromFailure({ ...failure, code: errorType ?? wordCode(failure.code) });
 }
 
 /**

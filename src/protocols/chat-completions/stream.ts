@@ -1,6 +1,6 @@
 /**
  * A streamed chat completion read as wire events: `data: <JSON>` lines, keepalive
- * comments skipped by the SSE reader, `data: [DONE]` at the end (WIRE.md §3). One array
+ * comments skipped by the SSE reader, `data: [DONE]` at the end (providers/openrouter/WIRE.md §3). One array
  * of wire events per network read, so the job takes one async step per read.
  */
 import type { ProviderName } from "../../events.js";

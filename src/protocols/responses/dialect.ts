@@ -6,10 +6,10 @@
 import type { KyInstance } from "ky";
 import type { SondeError } from "../../errors.js";
 import type { Citation, ProviderName } from "../../events.js";
-import type { ProviderContext, UsageReport } from "../../provider.js";
+import type { MappedEvent, ProviderContext, UsageReport } from "../../provider.js";
 import type { SourceIndex } from "./text.js";
 import type { CountedUsage } from "./usage.js";
-import type { WireUsage } from "./wire.js";
+import type { WireItem, WireUsage } from "./wire.js";
 
 /**
  * Citations marked inline in the answer text (Perplexity's `[web:N]`). Stateful: each
@@ -30,6 +30,12 @@ export interface ResponsesDialect {
   usage(usage: WireUsage | null | undefined, counted: CountedUsage): UsageReport;
   /** Set when the provider cites inline rather than by `url_citation` annotations. */
   inlineCitations?(): InlineCitations;
+  /**
+   * The completed `search`/`tool` events of one of the provider's own output items in a
+   * finished Response (Perplexity's `search_results`, `fetch_url_results`), as its live
+   * stream would have emitted them; undefined when the item is not a trail item of its own.
+   */
+  trail?(item: WireItem): MappedEvent[] | undefined;
 }
 
 /** The provider's endpoints and the readings of its HTTP failures that the protocol acts on. */

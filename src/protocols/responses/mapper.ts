@@ -15,7 +15,7 @@ import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
 import { reportOf, SourceIndex } from "./text.js";
 import { searchItemKey, ToolCounts } from "./tool-counts.js";
 import { itemState, searchEvent, toolEvent } from "./tool-events.js";
-import { isTrailItem, trailOf } from "./trail.js";
+import { isTrailItem, LiveSearches, trailOf } from "./trail.js";
 import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
 
 export type { DeliveredPrefix, EmittedCounts };
@@ -92,6 +92,8 @@ export class ResponseMapper {
   readonly #trace: ReasoningTrace;
   /** Ids of trail items whose completion was emitted, and how many there were. */
   #trailDone = new Set<string>();
+  /** Perplexity's searches completed live (by what they say: they have no item ids). */
+  readonly #liveSearches = new LiveSearches();
   #trail = 0;
   #thinkingKey: string | undefined;
   #errorEmitted = false;
@@ -269,7 +271,7 @@ export class ResponseMapper {
       case "response.reasoning.search_results":
       case "response.reasoning.fetch_url_queries":
       case "response.reasoning.fetch_url_results":
-        return this.#trace.map(event);
+        return this.#traced(this.#trace.map(event));
       case "unknown":
         if (!quiet.has(event.wireType)) {
           this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {
@@ -278,6 +280,16 @@ export class ResponseMapper {
         }
         return [];
     }
+  }
+
+  /** The trace's completed searches are trail delivered live: a finished body's trail leaves them out. */
+  #traced(events: MappedEvent[]): MappedEvent[] {
+    for (const event of events) {
+      if (event.type !== "search" || event.state === "started") continue;
+      this.#liveSearches.add(event);
+      this.#trail++;
+    }
+    return events;
   }
 
   #setPhase(phase: ResearchPhase): MappedEvent[] {
@@ -392,7 +404,10 @@ export class ResponseMapper {
     this.#counts.pagesListed(final.fetches);
     this.#sources.addAll(final.sources);
     // The trail a live stream did not deliver (all of it when polled), before the report.
-    const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone);
+    const trail = trailOf(response.output, this.#options.trailDelivered ?? 0, this.#trailDone, {
+      dialect: this.#dialect,
+      live: this.#liveSearches,
+    });
     this.#trail = Math.max(this.#trail, trail.items);
     const out = [...trail.events, ...this.#text.final(final)];
     const counted = this.#counts.counted;

@@ -59,7 +59,8 @@ export class ReasoningTrace {
           (query): MappedEvent => ({ type: "search", action: "search", state: "completed", query }),
         );
         this.#pending = [];
-        return [...thought, ...done, this.#options.counts.usageEvent()];
+        // Trail events first in a batch: a ref's cursorOffset counts them first (adapter.ts).
+        return [...done, ...thought, this.#options.counts.usageEvent()];
       }
       case "response.reasoning.fetch_url_queries":
         return [...thought, ...this.#options.phase("reading"), ...pageEvents(event.urls ?? [], "started")];
@@ -67,7 +68,7 @@ export class ReasoningTrace {
         const pages = fetchedPagesOf(event.contents);
         this.#options.counts.pagesFetched(pages.length);
         const urls = pages.map((page) => page.url);
-        return [...thought, ...pageEvents(urls, "completed"), this.#options.counts.usageEvent()];
+        return [...pageEvents(urls, "completed"), ...thought, this.#options.counts.usageEvent()];
       }
     }
   }

@@ -1,0 +1,7 @@
+import { z } from "zod";
+import { engineSettingsShape } from "../../src/settings.js";
+
+/** `new Sonde({ gemini })`: the key (`GEMINI_API_KEY`/`GOOGLE_API_KEY`) and endpoint. */
+export const geminiSettingsSchema = z.strictObject(engineSettingsShape);
+
+export type GeminiSettings = z.input<typeof geminiSettingsSchema>;

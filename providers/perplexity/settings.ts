@@ -1,0 +1,20 @@
+import { z } from "zod";
+import { engineSettingsShape } from "../../src/settings.js";
+
+/** `new Sonde({ perplexity })`: the key and endpoint, and how the Agent API is called. */
+export const perplexitySettingsSchema = z.strictObject({
+  ...engineSettingsShape,
+  /**
+   * The request field that names the preset. Later docs call it `effort`; whether `preset`
+   * stays accepted is unconfirmed. @defaultValue "preset"
+   */
+  presetField: z.enum(["preset", "effort"]).optional(),
+  /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
+  agentPath: z.string().optional(),
+  /** `false`: submit and poll, no stream. @defaultValue true */
+  stream: z.boolean().optional(),
+  /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
+  cancelWaitMs: z.number().nonnegative().optional(),
+});
+
+export type PerplexitySettings = z.input<typeof perplexitySettingsSchema>;

@@ -1,0 +1,295 @@
+/// <reference path="../redis/lua.d.ts" />
+/**
+ * One run of a research job by a worker: take the engine's fleet slot, attach from the
+ * stored ref (never submit twice) or submit once, drive the job while its events are written
+ * to its stream (with the ref, in one atomic step per write), and record how the run ended:
+ * finished, waiting for its next wake, deferred, or indeterminate.
+ */
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { SondeClient } from "../client.js";
+import { SondeError } from "../errors.js";
+import type { ResearchEvent } from "../events.js";
+import type { ResearchJob } from "../job.js";
+import { type EventLog, storedEventJson } from "../redis/events.js";
+import { luaScript } from "../redis/scripts.js";
+import type { ResearchRequest } from "../request.js";
+import acquireSlotSource from "./commands/acquire-slot.lua";
+import { RERUNS, wakeJobId } from "./queue.js";
+import { stateKeys, type WorkerJobState, type WorkerJobStatus } from "./state.js";
+import { EventWriter } from "./writer.js";
+
+const acquireSlot = luaScript(acquireSlotSource);
+
+/** Consecutive retryable failures after which a job is deferred. */
+export const MAX_RETRYABLE_FAILURES = 5;
+
+/** What every run of one worker shares. */
+export interface RunContext {
+  redis: Redis;
+  client: SondeClient;
+  prefix: string;
+  events: EventLog;
+  wakes: Queue;
+  limits: Partial<Record<string, number>>;
+  backoff: { minMs: number; maxMs: number };
+  resultTtlMs: number;
+  holdMs: number;
+  cancelPollMs: number;
+  /** How long a job's events gather before they are written together. */
+  eventBatchMs: number;
+  indeterminateSlotMs: number | undefined;
+  repeatInterruptedCalls: boolean;
+}
+
+/** The reason a poll-only job's run gives its slot back. */
+class Hold {
+  readonly reason = "hold";
+}
+
+type Resolved = ReturnType<SondeClient["research"]["validate"]>;
+
+/** What the job's stream held when the run began. */
+export interface StoredSoFar {
+  /** Events stored: the next event's seq. */
+  count: number;
+  /** The last one was `done`. */
+  done: boolean;
+}
+
+/** The job's `done` event, stored with its result in one step. */
+interface FinalEvent {
+  event: ResearchEvent;
+  ref: unknown;
+}
+
+export class JobRun {
+  readonly #ctx: RunContext;
+  readonly #id: string;
+  readonly #state: WorkerJobState;
+  readonly #request: ResearchRequest;
+  readonly #resolved: Resolved;
+  readonly #keys: ReturnType<typeof stateKeys>;
+  readonly #stored: StoredSoFar;
+  #keepSlot = false;
+
+  constructor(
+    ctx: RunContext,
+    state: WorkerJobState,
+    stored: StoredSoFar,
+    request: ResearchRequest,
+    resolved: Resolved,
+  ) {
+    this.#ctx = ctx;
+    this.#stored = stored;
+    this.#id = state.id;
+    this.#state = state;
+    this.#request = request;
+    this.#resolved = resolved;
+    this.#keys = stateKeys(ctx.prefix, state.id);
+  }
+
+  get #provider(): string {
+    return this.#resolved.provider;
+  }
+
+  get #limit(): number | undefined {
+    return this.#ctx.limits[this.#provider];
+  }
+
+  /** Takes the engine's fleet slot (true) unless every one is held by a job in flight. */
+  async takeSlot(): Promise<boolean> {
+    const limit = this.#limit;
+    if (limit === undefined) return true;
+    const slots = this.#keys.slots(this.#provider);
+    return (await acquireSlot(this.#ctx.redis, [slots], [this.#id, limit, Date.now()])) === 1;
+  }
+
+  /**
+   * Stores the outcome (and result, and the job's `done` event) and gives the slot back, in
+   * one atomic step: whoever sees `done` in the stream can read the result at once.
+   */
+  async #finish(
+    status: WorkerJobStatus,
+    result?: unknown,
+    error?: { code: string; message: string },
+    final?: FinalEvent,
+  ) {
+    const { redis, resultTtlMs, events } = this.#ctx;
+    const multi = redis.multi();
+    if (result !== undefined) multi.set(this.#keys.result, JSON.stringify(result), "PX", resultTtlMs);
+    if (final) {
+      const stream = events.keys(this.#id).events;
+      // An id at or below the last stored one fails alone; a MULTI runs the rest regardless.
+      multi.xadd(stream, `0-${final.event.seq + 1}`, "e", storedEventJson(final.event));
+      multi.pexpire(stream, events.ttlMs);
+      if (final.ref) multi.hset(this.#keys.state, { ref: JSON.stringify(final.ref) });
+    }
+    multi.hset(this.#keys.state, { status, ...(error && { error: JSON.stringify(error) }) });
+    multi.pexpire(this.#keys.state, resultTtlMs);
+    if (this.#limit !== undefined && !this.#keepSlot) multi.zrem(this.#keys.slots(this.#provider), this.#id);
+    await multi.exec();
+    return status;
+  }
+
+  /** Attaches from the stored ref, or submits once; a final status when there is nothing to run. */
+  async open(): Promise<ResearchJob | WorkerJobStatus> {
+    const { client, redis } = this.#ctx;
+    const state = this.#state;
+    if (state.ref)
+      return client.research.attach(state.ref, { repeatInterruptedCalls: this.#ctx.repeatInterruptedCalls });
+    if (state.submittingAt && this.#provider !== "portable") {
+      if (this.#limit !== undefined) {
+        // It may be running at the provider: its slot lapses only when such a run would be over.
+        const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
+        const lapses = Date.parse(state.submittingAt) + holdMs;
+        await redis.zadd(this.#keys.slots(this.#provider), "XX", lapses, this.#id);
+        this.#keepSlot = true;
+      }
+      return this.#finish("indeterminate", undefined, {
+        code: "indeterminate_submission",
+        message: `The submission of job ${this.#id} may have reached ${this.#provider} (sent ${state.submittingAt}), but no ref was stored before its worker stopped. It is not sent again: look for it in the provider account.`,
+      });
+    }
+    if (state.cancelRequestedAt) return this.#finish("cancelled");
+    await redis.hset(this.#keys.state, { submittingAt: new Date().toISOString(), status: "running" });
+    // Portable starts are idempotent by key: a restart before `created` finds the same job.
+    const request = this.#request;
+    const submitted =
+      this.#provider === "portable" && !request.idempotencyKey
+        ? { ...request, idempotencyKey: this.#id }
+        : request;
+    return client.research.start(submitted);
+  }
+
+  /** Drives `job` to its end or to a hold, writing its events as they come. */
+  async drive(job: ResearchJob): Promise<WorkerJobStatus> {
+    let seq = this.#stored.count;
+    // `done` is stored with the result; a stream that ends with it anyway (an older worker's)
+    // gets no second one from the attach.
+    const doneStored = this.#stored.done;
+    let final: FinalEvent | undefined;
+    const writer = this.#writer();
+    const unsettled: ResearchEvent[] = [];
+    let progressed = false;
+    // A poll-only job gives its slot back after a while, but only once its ref is stored:
+    // before that a second run could not attach, and would have to call it indeterminate.
+    let holdTimer: ReturnType<typeof setTimeout> | undefined;
+    let over = false;
+    const hold = () => {
+      if (this.#resolved.modelInfo.capabilities.pollOnly && !holdTimer && !over)
+        holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
+    };
+    if (this.#state.ref) hold();
+    const cancels = this.#watchCancel(job);
+    try {
+      for await (const event of job) {
+        if (doneStored) continue;
+        // A retryable failure ends this run, not the job: its error and `done` are stored
+        // only if the job turns out to be over.
+        if (
+          (event.type === "error" && event.error.retryable) ||
+          (event.type === "done" && event.status === "failed")
+        ) {
+          unsettled.push(event);
+          continue;
+        }
+        if (event.type === "done") {
+          final = { event: { ...event, seq: seq++ }, ref: refOf(job) };
+          continue;
+        }
+        writer.push({ ...event, seq: seq++ }, refOf(job));
+        if (event.type === "created") writer.flush().then(hold, () => {});
+        progressed = true;
+      }
+      await writer.flush();
+      const result = await job.result();
+      await cancels.settled();
+      return await this.#finish(result.status as WorkerJobStatus, result, undefined, final);
+    } catch (error) {
+      // Whatever was read is stored before the run ends, so the next run resumes after it.
+      await writer.flush();
+      return await this.#interrupted(error, progressed, unsettled, seq);
+    } finally {
+      over = true;
+      clearTimeout(holdTimer);
+      cancels.stop();
+    }
+  }
+
+  #writer(): EventWriter {
+    const { redis, events, resultTtlMs, eventBatchMs } = this.#ctx;
+    return new EventWriter(async ({ events: batch, ref }) => {
+      const created = batch.find((event) => event.type === "created");
+      await Promise.all([
+        events.appendMany(this.#id, batch, ref ? { ref } : undefined),
+        // So a provider's webhook (which names its own job id) can wake this job.
+        created?.type === "created" &&
+          redis.set(this.#keys.byProviderJob(this.#provider, created.jobId), this.#id, "PX", resultTtlMs),
+      ]);
+    }, eventBatchMs);
+  }
+
+  /** Cancels the job once a cancellation is stored, and records the outcome. */
+  #watchCancel(job: ResearchJob) {
+    const { redis, cancelPollMs } = this.#ctx;
+    let cancelling: Promise<unknown> | undefined;
+    const timer = setInterval(async () => {
+      if (cancelling || !(await redis.hget(this.#keys.state, "cancelRequestedAt").catch(() => null))) return;
+      cancelling = job.cancel().then(
+        (outcome) => redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) }),
+        () => {
+          cancelling = undefined;
+        },
+      );
+    }, cancelPollMs);
+    return { settled: () => cancelling, stop: () => clearInterval(timer) };
+  }
+
+  /** A run that threw: waiting for its next wake, deferred, or failed. */
+  async #interrupted(error: unknown, progressed: boolean, unsettled: ResearchEvent[], seq: number) {
+    // Redis or the job store failing is not the job failing: BullMQ runs it again, and the
+    // next run attaches from the stored ref.
+    if (!SondeError.isInstance(error) || error.code === "store_error") throw error;
+    const { redis, backoff, wakes, events } = this.#ctx;
+    const held = (error as { reason?: unknown }).reason instanceof Hold;
+    if (held || error.retryable) {
+      // Progress clears the failure count; a retryable failure without it counts one more.
+      const failures = held || progressed ? 0 : this.#state.failures + 1;
+      if (failures >= MAX_RETRYABLE_FAILURES) {
+        const multi = redis.multi().hset(this.#keys.state, { status: "deferred", failures });
+        if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
+        await multi.exec();
+        return "deferred";
+      }
+      const delay = progressed
+        ? backoff.minMs
+        : Math.min(backoff.maxMs, Math.max(backoff.minMs, (this.#state.backoffMs ?? backoff.minMs / 2) * 2));
+      const generation = await redis.hincrby(this.#keys.state, "wakes", 1);
+      await redis.hset(this.#keys.state, { status: "waiting", failures, backoffMs: delay });
+      const wake = await wakes.add(
+        "wake",
+        { id: this.#id },
+        { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS },
+      );
+      // A webhook that came while this run was going found no wake to promote: promote it now.
+      if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
+      return "waiting";
+    }
+    if (unsettled.length > 0)
+      await events.appendMany(
+        this.#id,
+        unsettled.map((event, n) => ({ ...event, seq: seq + n })),
+      );
+    return this.#finish("failed", undefined, { code: error.code, message: error.message });
+  }
+}
+
+/** The job's ref now; before `created` there is none. */
+function refOf(job: ResearchJob): unknown {
+  try {
+    return job.toRef();
+  } catch {
+    return undefined;
+  }
+}
