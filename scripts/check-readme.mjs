@@ -28,7 +28,8 @@ blocks.forEach((code, i) => {
   const own = /\bconst client\b/.test(code) ? prelude.replace("declare const client: Sonde;\n", "") : prelude;
   const imports = [...code.matchAll(/^import .*$/gm)].map((m) => m[0]);
   const body = code.replace(/^import .*$/gm, "");
-  const head = imports.some((line) => /from "sonde";/.test(line))
+  // Only a block importing Sonde itself replaces the prelude's import of it.
+  const head = imports.some((line) => /\bSonde\b.*from "sonde";/.test(line))
     ? own.replace('import { Sonde } from "sonde";\n', "")
     : own;
   const fixedHead = /\bconst job\b/.test(code) ? head.replace("declare const job: ResearchJob;\n", "") : head;

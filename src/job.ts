@@ -51,10 +51,20 @@ function abortablePuller<T>(iterator: AsyncIterator<T>, signal: AbortSignal) {
   let rejectPending: ((reason: unknown) => void) | undefined;
   const onAbort = () => rejectPending?.(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
+  let pending = false;
   return {
+    /** A pull is in flight: the source's return() would wait for it. */
+    get pending(): boolean {
+      return pending;
+    },
     next(): Promise<IteratorResult<T>> {
       if (signal.aborted) return Promise.reject(signal.reason);
+      pending = true;
       const step = iterator.next();
+      step.then(
+        () => (pending = false),
+        () => (pending = false),
+      );
       return new Promise<IteratorResult<T>>((resolve, reject) => {
         rejectPending = reject;
         step.then(resolve, reject);
@@ -800,11 +810,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       async () => {
         const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
         const puller = abortablePuller(iterator, signal);
-        // Not awaited: an async generator's return() waits for a pending next(), which an
-        // adapter ignoring the signal might never settle.
+        // With no pull in flight, return() settles at once: awaiting it releases the
+        // connection (the body is cancelled) before the job settles, so a caller tearing
+        // down right after result() never races it (msw + undici crash on that race).
+        // With one in flight it is not awaited: return() waits for that pending next(),
+        // which an adapter ignoring the signal might never settle.
         const close = async () => {
           puller.release();
-          iterator.return?.().catch(() => {});
+          const returned = iterator.return?.().catch(() => {});
+          if (!puller.pending) await returned;
         };
         // The rest of the last pull's batch: taken without an async step (one per network read).
         let batch: readonly WireEvent[] = [];

@@ -4,13 +4,13 @@
  * and must not appear in any error, event, ref, log line or serialized client.
  */
 import { inspect } from "node:util";
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { Sonde } from "../src/index.js";
 import { redactValue } from "../src/redact.js";
 import { adapters } from "../src/registry.js";
 import { clearMocks, mockResearch } from "../src/testing/index.js";
+import { sseEvent } from "./helpers/sse.js";
+import { createTestServer, json, networkError, sse } from "./helpers/test-server.js";
 
 const KEYS = {
   openai: "sk-proj-PLANTEDopenaiKEY0123456789",
@@ -32,31 +32,22 @@ const models: Record<string, string> = {
 
 let mode: "401" | "500" | "network" | "stream-error" = "401";
 // Echo every credential the request carried, the way careless servers do.
-const echo = (request: Request) =>
-  [...request.headers.entries()].map(([k, v]) => `${k}: ${v}`).join("; ") + ` url=${request.url}`;
-const server = setupServer(
-  http.all("https://redaction.test/*", ({ request }) => {
-    if (mode === "network") return HttpResponse.error();
+const echo = (call: { headers: Headers; url: URL }) =>
+  [...call.headers.entries()].map(([k, v]) => `${k}: ${v}`).join("; ") + ` url=${call.url.href}`;
+createTestServer({
+  "ALL https://redaction.test/*": (call) => {
+    if (mode === "network") return networkError();
+    if (mode === "stream-error")
+      return sse(sseEvent({ error: { message: echo(call), code: 502 } }), {
+        headers: { "content-type": "text/event-stream" },
+      });
     const body = {
-      error: { message: `Incorrect API key provided: ${echo(request)}`, code: "invalid_api_key" },
+      error: { message: `Incorrect API key provided: ${echo(call)}`, code: "invalid_api_key" },
     };
-    if (mode === "stream-error") {
-      return new HttpResponse(
-        `data: ${JSON.stringify({ error: { message: echo(request), code: 502 } })}\n\n`,
-        {
-          headers: { "content-type": "text/event-stream" },
-        },
-      );
-    }
-    return HttpResponse.json(body, {
-      status: mode === "401" ? 401 : 500,
-      headers: { "x-request-id": echo(request) },
-    });
-  }),
-);
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
+    return json(body, { status: mode === "401" ? 401 : 500, headers: { "x-request-id": echo(call) } });
+  },
+});
 afterEach(() => clearMocks());
-afterAll(() => server.close());
 
 const logs: string[] = [];
 const logger = {

@@ -4,7 +4,9 @@
  * `/v1/responses` alias), streamed as bare `data:` lines when asked and re-streamed with
  * `starting_after`, polled (`queued`, then the finished snapshot), and cancelled with an
  * ack (`cancelling`), after which polls show `cancelled` with `usage: null`. The report
- * cites each scripted source with a `[web:N]` marker matching a search result's id.
+ * cites each scripted source inline with a `[web:N]` marker matching a search result's id,
+ * as the real engine does: the adapter keeps the markers as text and places each citation
+ * on its marker.
  * Unknown ids get 404.
  */
 import type { HttpHandler, HttpResponse } from "msw";
@@ -34,10 +36,22 @@ function sourcesOf(options: ProviderMockOptions) {
   }));
 }
 
+/**
+ * The answer text as Perplexity writes it: it cites inline with `[web:N]`, `N` a search
+ * result's id, right where the claim is (WIRE.md §6). A scripted `[n]` (the n-th scripted
+ * citation) is written that way in place, as a `[web:N]` already is; a source the report
+ * never marks is cited at its end, so every scripted source becomes a citation.
+ */
 function reportOf(options: ProviderMockOptions): string {
-  const markers = (options.citations ?? []).map((_, index) => `[web:${resultId(index)}]`).join("");
-  const report = options.report ?? "Mock report.";
-  return markers ? `${report} ${markers}` : report;
+  const count = options.citations?.length ?? 0;
+  const report = (options.report ?? "Mock report.").replace(/\[(\d{1,9})\]/g, (marker, n: string) =>
+    Number(n) >= 1 && Number(n) <= count ? `[web:${resultId(Number(n) - 1)}]` : marker,
+  );
+  const unmarked = (options.citations ?? [])
+    .map((_, index) => `[web:${resultId(index)}]`)
+    .filter((marker) => !report.includes(marker))
+    .join("");
+  return unmarked ? `${report} ${unmarked}` : report;
 }
 
 function snapshot(run: MockRun, options: ProviderMockOptions, status: string) {

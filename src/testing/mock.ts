@@ -34,6 +34,15 @@ export interface MockOptions {
    * in-band like a provider-reported failure. Either way `result()` rejects.
    */
   fail?: SondeError | { code: string; message: string };
+  /**
+   * Make the submission itself fail, before the job exists: no `created` event, no ref,
+   * `created()` and `result()` reject with this error. Give a `SondeError` such as
+   * `new AuthenticationError(...)`, `new RateLimitError(...)` or
+   * `new IndeterminateSubmissionError(...)`; it is thrown where an engine's submit throws,
+   * so the production retry rules apply (a retryable error is resent as it would be).
+   * `{ error, times }` fails only the first `times` submissions, then the job runs.
+   */
+  failSubmit?: SondeError | { error: SondeError; times: number };
   /** Split the report into text events of about this many characters. @defaultValue 40 */
   chunkSize?: number;
 }
@@ -56,6 +65,8 @@ interface MockJobRecord {
   cancelledAt: number | undefined;
   /** How many scripted events some stream has delivered (a stream may run ahead of the clock). */
   streamed: number;
+  /** Submissions tried so far (each retry of a failed one is another). */
+  submits: number;
 }
 
 /**
@@ -155,11 +166,41 @@ function usageReport(usage: Partial<Usage> | undefined): UsageReport {
   };
 }
 
+/** The error this submission fails with, if `failSubmit` scripts one for it. */
+function submitFailure(record: MockJobRecord): SondeError | undefined {
+  if (record.createdAt !== undefined) return undefined;
+  const scripted = record.rule.options.failSubmit;
+  if (!scripted) return undefined;
+  const attempt = record.submits++;
+  if (SondeError.isInstance(scripted)) return scripted;
+  return attempt < scripted.times ? scripted.error : undefined;
+}
+
+/** Checks `failSubmit` at `mockResearch()` time: only a typed error can stand for a refused submission. */
+function checkFailSubmit(failSubmit: unknown): void {
+  if (failSubmit === undefined || SondeError.isInstance(failSubmit)) return;
+  const entry = failSubmit as { error?: unknown; times?: unknown };
+  if (
+    typeof entry === "object" &&
+    SondeError.isInstance(entry.error) &&
+    Number.isInteger(entry.times) &&
+    (entry.times as number) >= 0
+  )
+    return;
+  throw new InvalidRequestError(
+    "mockResearch: failSubmit takes a SondeError (e.g. new AuthenticationError(...)) or " +
+      "{ error: SondeError, times: n } with n a whole number ≥ 0.",
+  );
+}
+
 function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest["provider"]): EngineSession {
   const { events } = record;
   const { delayMs = 0, fail } = record.rule.options;
   return {
-    jobId,
+    // Unknown until the submission succeeds, as for an engine: a refused one never made a job.
+    get jobId() {
+      return record.createdAt === undefined && record.rule.options.failSubmit ? undefined : jobId;
+    },
     // A scripted failure must surface as the job's failure, not as a reconnect loop.
     resumable: !fail,
     cursorRank: (cursor) => Number(cursor),
@@ -167,6 +208,8 @@ function session(jobId: string, record: MockJobRecord, provider: ResolvedRequest
     async *connect({ cursor, signal }) {
       const from = cursor === undefined ? -1 : Number(cursor);
       if (from < 0) {
+        const refused = submitFailure(record);
+        if (refused) throw refused;
         record.createdAt ??= Date.now();
         yield {
           cursor: "0",
@@ -207,6 +250,7 @@ const hook: MockHook = {
       createdAt: undefined,
       cancelledAt: undefined,
       streamed: 0,
+      submits: 0,
     };
     s.jobs.set(jobId, record);
     return session(jobId, record, request.provider);
@@ -313,6 +357,7 @@ export interface MockHandle {
  */
 export function mockResearch(report: string, options: MockOptions = {}): MockBuilder {
   checkUsage(options.usage);
+  checkFailSubmit(options.failSubmit);
   return new MockBuilder(report, options);
 }
 

@@ -3,9 +3,7 @@
  * fixture transcripts: drops and resume, a refused or hanging resume, in-stream errors,
  * a stream that ends without completion, and create errors.
  */
-import { HttpResponse } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   IndeterminateSubmissionError,
   InvalidRequestError,
@@ -15,6 +13,7 @@ import {
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
+import { createTestServer, json, networkError, sse } from "../helpers/test-server.js";
 import {
   blocks,
   client,
@@ -28,13 +27,9 @@ import {
   geminiServer,
   reportOf,
   running,
-  sseResponse,
 } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const research = fixture("research.sse");
 const stored = fixtureJson("research.interaction.json");
@@ -44,9 +39,9 @@ const model = "gemini:deep-research-preview-04-2026";
 const head = (transcript: string, n: number) => blocks(transcript).slice(0, n).join("");
 
 async function baseline(): Promise<ResearchEvent[]> {
-  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
   const events = await collect(client().research.start({ model, query: "q" }));
-  server.resetHandlers();
+  server.reset();
   return events;
 }
 
@@ -58,8 +53,8 @@ describe("gemini: drops and resume", () => {
     const cutAt = 27; // inside the model_output text deltas
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(head(research, cutAt)),
-      get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
+      get: () => json(running(stored)),
+      stream: (_call, lastEventId) => sse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -81,9 +76,9 @@ describe("gemini: drops and resume", () => {
     const expected = await baseline();
     const { handlers } = geminiServer({
       create: () => droppedResponse(head(research, 24)),
-      get: () => HttpResponse.json(running(stored)),
+      get: () => json(running(stored)),
       // Replays from a few events too early, as some servers do.
-      stream: () => sseResponse(blocks(research).slice(20).join("")),
+      stream: () => sse(blocks(research).slice(20).join("")),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -95,7 +90,7 @@ describe("gemini: drops and resume", () => {
     const expected = await baseline();
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(head(research, 26)),
-      get: () => HttpResponse.json(stored),
+      get: () => json(stored),
     });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
@@ -104,7 +99,7 @@ describe("gemini: drops and resume", () => {
     expect(reportOf(events)).toBe(reportOf(expected));
     const result = await job.result();
     const full = await (async () => {
-      server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+      server.use(...geminiServer({ create: () => sse(research) }).handlers);
       return client().research.start({ model, query: "q" }).result();
     })();
     expect(result.report).toBe(full.report);
@@ -118,7 +113,7 @@ describe("gemini: drops and resume", () => {
     const expected = await baseline();
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(head(research, 25)),
-      get: (call) => HttpResponse.json(call < 3 ? running(stored) : stored),
+      get: (call) => json(call < 3 ? running(stored) : stored),
       stream: () => errorResponse("error-resume-refused.json", 400),
     });
     server.use(...handlers);
@@ -143,9 +138,9 @@ describe("gemini: drops and resume", () => {
     const expected = await baseline();
     const { handlers, requests } = geminiServer({
       create: () => droppedResponse(head(research, 25)),
-      get: (call) => HttpResponse.json(call < 4 ? running(stored) : stored),
+      get: (call) => json(call < 4 ? running(stored) : stored),
       // A known Deep Research failure: the resumed stream replays old lifecycle events and stops.
-      stream: () => sseResponse(blocks(research).slice(0, 2).join("")),
+      stream: () => sse(blocks(research).slice(0, 2).join("")),
     });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
@@ -167,8 +162,8 @@ describe("gemini: drops and resume", () => {
     const { handlers, requests } = geminiServer({
       // Cut right after the first id-less delta: the resume replays it after the last real id.
       create: () => droppedResponse(sparse.slice(0, textAt + 2).join("")),
-      get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(eventsAfter(transcript, lastEventId)),
+      get: () => json(running(stored)),
+      stream: (_call, lastEventId) => sse(eventsAfter(transcript, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -186,9 +181,9 @@ describe("gemini: drops and resume", () => {
     const junk =
       '[{\n"error": {\n"code": 503,\n"message": "The service is currently unavailable.",\n"status": "UNAVAILABLE"\n}\n}\n]\n';
     const { handlers } = geminiServer({
-      create: () => sseResponse(blocks(research).slice(0, 20).join("") + junk),
-      get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
+      create: () => sse(blocks(research).slice(0, 20).join("") + junk),
+      get: () => json(running(stored)),
+      stream: (_call, lastEventId) => sse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -213,7 +208,7 @@ describe("gemini: drops and resume", () => {
   });
 
   it("the start POST is never repeated after a reset before any answer (no status line came back)", async () => {
-    const { handlers, requests } = geminiServer({ create: () => HttpResponse.error() });
+    const { handlers, requests } = geminiServer({ create: () => networkError() });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
     const events = await collect(job);
@@ -229,8 +224,8 @@ describe("gemini: drops and resume", () => {
 describe("gemini: errors and endings", () => {
   it("an error event (deadline exceeded) ends the job failed with the matching typed error; the partial report and usage are kept", async () => {
     const { handlers, requests } = geminiServer({
-      create: () => sseResponse(fixture("deadline-error.sse")),
-      get: () => HttpResponse.json(fixtureJson("deadline-error.interaction.json")),
+      create: () => sse(fixture("deadline-error.sse")),
+      get: () => json(fixtureJson("deadline-error.interaction.json")),
     });
     server.use(...handlers);
     const job = client().research.start({ model: "gemini:deep-research-max-preview-04-2026", query: "q" });
@@ -255,7 +250,7 @@ describe("gemini: errors and endings", () => {
 
   it("an error event is typed even when the interaction cannot be read afterwards", async () => {
     const { handlers } = geminiServer({
-      create: () => sseResponse(fixture("deadline-error.sse")),
+      create: () => sse(fixture("deadline-error.sse")),
       get: () => errorResponse("error-429.json", 429),
     });
     server.use(...handlers);
@@ -270,9 +265,9 @@ describe("gemini: errors and endings", () => {
     const transient =
       'event: error\ndata: {"error":{"code":"unavailable","message":"Stream interrupted."},"event_type":"error"}\n\n';
     const { handlers } = geminiServer({
-      create: () => sseResponse(blocksOf.slice(0, 26).join("") + transient),
-      get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
+      create: () => sse(blocksOf.slice(0, 26).join("") + transient),
+      get: () => json(running(stored)),
+      stream: (_call, lastEventId) => sse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const events = await collect(client().research.start({ model, query: "q" }));
@@ -281,8 +276,8 @@ describe("gemini: errors and endings", () => {
 
   it("a stream that ends without interaction.completed is not success: the interaction's own status decides", async () => {
     const { handlers } = geminiServer({
-      create: () => sseResponse(fixture("truncated.sse")),
-      get: () => HttpResponse.json(fixtureJson("truncated.failed.interaction.json")),
+      create: () => sse(fixture("truncated.sse")),
+      get: () => json(fixtureJson("truncated.failed.interaction.json")),
     });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
@@ -296,9 +291,9 @@ describe("gemini: errors and endings", () => {
 
   it("a stream that ends early while the interaction never finishes does not turn into a completed job", async () => {
     const { handlers } = geminiServer({
-      create: () => sseResponse(fixture("truncated.sse")),
-      get: () => HttpResponse.json(running(fixtureJson("truncated.failed.interaction.json"))),
-      stream: () => sseResponse(""),
+      create: () => sse(fixture("truncated.sse")),
+      get: () => json(running(fixtureJson("truncated.failed.interaction.json"))),
+      stream: () => sse(""),
     });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q", timeoutMs: 400 });
@@ -310,7 +305,7 @@ describe("gemini: errors and endings", () => {
 
   it("a 429 on create is retried (the job was certainly not created), honouring Google's retryDelay", async () => {
     const { handlers, requests } = geminiServer({
-      create: (call) => (call === 0 ? errorResponse("error-429.json", 429) : sseResponse(research)),
+      create: (call) => (call === 0 ? errorResponse("error-429.json", 429) : sse(research)),
     });
     server.use(...handlers);
     const started = performance.now();

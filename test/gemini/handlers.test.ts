@@ -2,16 +2,13 @@
  * The msw handlers `sonde/testing` exposes for Gemini: a user's test drives a whole job
  * through the real engine against them.
  */
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/gemini/testing.js";
 import { RateLimitError, Sonde } from "../../src/index.js";
+import { createTestServer } from "../helpers/test-server.js";
 import { FAST, KEY } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const client = () => new Sonde({ gemini: { apiKey: KEY }, retry: FAST, env: {} });
 const model = "gemini:deep-research-preview-04-2026";

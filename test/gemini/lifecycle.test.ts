@@ -3,12 +3,11 @@
  * replay, or the stored result when the replay is refused), follow-ups, cancel (and
  * cancel racing completion), abort, get, and the safety of refs and errors.
  */
-import { HttpResponse } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AuthenticationError, InvalidRefError, JobAbortedError, JobNotFoundError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { JobRef } from "../../src/ref.js";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
 import {
   blocks,
   client,
@@ -21,13 +20,9 @@ import {
   KEY,
   reportOf,
   running,
-  sseResponse,
 } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const research = fixture("research.sse");
 const stored = fixtureJson("research.interaction.json");
@@ -36,15 +31,15 @@ const model = "gemini:deep-research-preview-04-2026";
 const strip = (events: ResearchEvent[]) => events.map(({ seq: _seq, ...rest }) => rest);
 
 async function baseline(): Promise<ResearchEvent[]> {
-  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
   const events = await collect(client().research.start({ model, query: "q" }));
-  server.resetHandlers();
+  server.reset();
   return events;
 }
 
 /** Runs a job until `stop` events were delivered and returns them with the ref, as JSON would store it. */
 async function runUntil(stop: number): Promise<{ before: ResearchEvent[]; ref: JobRef }> {
-  const { handlers } = geminiServer({ create: () => sseResponse(research) });
+  const { handlers } = geminiServer({ create: () => sse(research) });
   server.use(...handlers);
   const job = client().research.start({ model, query: "q" });
   const before: ResearchEvent[] = [];
@@ -54,7 +49,7 @@ async function runUntil(stop: number): Promise<{ before: ResearchEvent[]; ref: J
   }
   const ref = JSON.parse(JSON.stringify(job.toRef())) as JobRef;
   await expect(job.result()).rejects.toSatisfy((e) => JobAbortedError.isInstance(e));
-  server.resetHandlers();
+  server.reset();
   return { before, ref };
 }
 
@@ -66,8 +61,8 @@ describe("gemini: restart and attach", () => {
       const { before, ref } = await runUntil(stop);
       expect(JSON.stringify(ref)).not.toContain(KEY);
       const { handlers, requests } = geminiServer({
-        get: () => HttpResponse.json(running(stored)),
-        stream: () => sseResponse(research),
+        get: () => json(running(stored)),
+        stream: () => sse(research),
       });
       server.use(...handlers);
       const attached = client().research.attach(ref);
@@ -81,7 +76,7 @@ describe("gemini: restart and attach", () => {
       const result = await attached.result();
       expect(result.report).toBe(reportOf(expected));
       expect(result.citations).toHaveLength(4);
-      server.resetHandlers();
+      server.reset();
     }
   });
 
@@ -94,7 +89,7 @@ describe("gemini: restart and attach", () => {
     for (const stop of stops) {
       const { before, ref } = await runUntil(stop);
       const { handlers, requests } = geminiServer({
-        get: (call) => HttpResponse.json(call < 2 ? running(stored) : stored),
+        get: (call) => json(call < 2 ? running(stored) : stored),
         stream: () => errorResponse("error-resume-refused.json", 400),
       });
       server.use(...handlers);
@@ -113,7 +108,7 @@ describe("gemini: restart and attach", () => {
       expect(result.report).toBe(full);
       expect(result.citations).toHaveLength(4);
       expect(result.usage.searches).toBe(78);
-      server.resetHandlers();
+      server.reset();
     }
   });
 
@@ -121,7 +116,7 @@ describe("gemini: restart and attach", () => {
     const expected = await baseline();
     const stop = expected.findIndex((e) => e.type === "text") + 2;
     const { before, ref } = await runUntil(stop);
-    const { handlers, requests } = geminiServer({ get: () => HttpResponse.json(stored) });
+    const { handlers, requests } = geminiServer({ get: () => json(stored) });
     server.use(...handlers);
     const attached = client().research.attach(ref);
     const rest = await collect(attached);
@@ -132,15 +127,15 @@ describe("gemini: restart and attach", () => {
 
   it("attach with a ref taken after the last event before done delivers nothing again, only done", async () => {
     const expected = await baseline();
-    server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+    server.use(...geminiServer({ create: () => sse(research) }).handlers);
     const job = client().research.start({ model, query: "q" });
     let ref!: JobRef;
     for await (const event of job) {
       // What an app does: persist the ref after each event (here, the last one before done).
       if (event.type !== "done") ref = JSON.parse(JSON.stringify(job.toRef()));
     }
-    server.resetHandlers();
-    const { handlers } = geminiServer({ get: () => HttpResponse.json(stored) });
+    server.reset();
+    const { handlers } = geminiServer({ get: () => json(stored) });
     server.use(...handlers);
     const attached = client().research.attach(ref);
     const rest = await collect(attached);
@@ -162,13 +157,13 @@ describe("gemini: restart and attach", () => {
       // The stream drops once the job has finished: the rest comes from the stored interaction, as one batch.
       const script = () => ({
         create: () => droppedResponse(blocks(research).slice(0, 26).join("")),
-        get: () => HttpResponse.json(stored),
+        get: () => json(stored),
       });
       server.use(...geminiServer(script()).handlers);
       const whole = await collect(client().research.start({ model, query: "q" }));
       const fromStored = (e: ResearchEvent) => (e.rawEvent as { steps?: unknown }).steps !== undefined;
       expect(whole.filter((e) => e.type === stopType && fromStored(e))).not.toHaveLength(0);
-      server.resetHandlers();
+      server.reset();
 
       server.use(...geminiServer(script()).handlers);
       const job = client().research.start({ model, query: "q" });
@@ -178,9 +173,9 @@ describe("gemini: restart and attach", () => {
         if (event.type === stopType && fromStored(event)) break; // the process dies here
       }
       const ref = JSON.parse(JSON.stringify(job.toRef())) as JobRef;
-      server.resetHandlers();
+      server.reset();
 
-      server.use(...geminiServer({ get: () => HttpResponse.json(stored) }).handlers);
+      server.use(...geminiServer({ get: () => json(stored) }).handlers);
       const attached = client().research.attach(ref);
       const rest = await collect(attached);
       // Together, exactly the uninterrupted run: nothing lost, nothing twice.
@@ -195,7 +190,7 @@ describe("gemini: restart and attach", () => {
     const expected = await baseline();
     const { handlers } = geminiServer({
       create: () => droppedResponse(blocks(research).slice(0, 25).join("")),
-      get: () => HttpResponse.json(running(stored)),
+      get: () => json(running(stored)),
       stream: () => errorResponse("error-resume-refused.json", 400),
     });
     server.use(...handlers);
@@ -206,11 +201,8 @@ describe("gemini: restart and attach", () => {
       if (event.type === "text") break;
     }
     const ref = job.toRef();
-    server.resetHandlers();
-    server.use(
-      ...geminiServer({ get: () => HttpResponse.json(running(stored)), stream: () => sseResponse(research) })
-        .handlers,
-    );
+    server.reset();
+    server.use(...geminiServer({ get: () => json(running(stored)), stream: () => sse(research) }).handlers);
     const rest = await collect(client().research.attach(ref));
     expect(reportOf(before) + reportOf(rest)).toBe(reportOf(expected));
   });
@@ -218,7 +210,7 @@ describe("gemini: restart and attach", () => {
   it("a ref whose resume field was tampered with is refused, naming the field, before anything is sent", async () => {
     const expected = await baseline();
     const { ref } = await runUntil(expected.findIndex((e) => e.type === "text") + 2);
-    const { handlers, requests } = geminiServer({ get: () => HttpResponse.json(stored) });
+    const { handlers, requests } = geminiServer({ get: () => json(stored) });
     server.use(...handlers);
     // Read as "nothing delivered", this ref would deliver the whole stored report again.
     const error = (() => {
@@ -236,7 +228,7 @@ describe("gemini: restart and attach", () => {
 
 describe("gemini: follow-ups", () => {
   it("previousJobId continues a completed interaction through previous_interaction_id", async () => {
-    const { handlers, requests } = geminiServer({ create: () => sseResponse(research) });
+    const { handlers, requests } = geminiServer({ create: () => sse(research) });
     server.use(...handlers);
     const result = await client()
       .research.start({ model, query: "Now compare with the US rules.", previousJobId: jobId })
@@ -252,7 +244,7 @@ describe("gemini: follow-ups", () => {
 describe("gemini: cancel, abort, get", () => {
   it("cancel(ref) POSTs the provider's cancel and confirms only the observed cancelled status", async () => {
     const { handlers, requests } = geminiServer({
-      cancel: () => HttpResponse.json({ ...running(stored), status: "cancelled" }),
+      cancel: () => json({ ...running(stored), status: "cancelled" }),
     });
     server.use(...handlers);
     const ref: JobRef = {
@@ -270,7 +262,7 @@ describe("gemini: cancel, abort, get", () => {
   });
 
   it("a cancel Gemini accepts while the interaction still reports in_progress is pending, not cancelled", async () => {
-    server.use(...geminiServer({ cancel: () => HttpResponse.json(running(stored)) }).handlers);
+    server.use(...geminiServer({ cancel: () => json(running(stored)) }).handlers);
     const ref: JobRef = {
       v: 1,
       provider: "gemini",
@@ -288,7 +280,7 @@ describe("gemini: cancel, abort, get", () => {
     server.use(
       ...geminiServer({
         cancel: () => errorResponse("error-cancel-not-running.json", 400),
-        get: () => HttpResponse.json(stored),
+        get: () => json(stored),
       }).handlers,
     );
     const ref: JobRef = {
@@ -308,11 +300,8 @@ describe("gemini: cancel, abort, get", () => {
   it("a cancel method answering 404 for a running interaction is reported as transport-only, not as a cancel", async () => {
     const { handlers } = geminiServer({
       cancel: () =>
-        HttpResponse.json(
-          { error: { code: 404, message: "Method not found.", status: "NOT_FOUND" } },
-          { status: 404 },
-        ),
-      get: () => HttpResponse.json(running(stored)),
+        json({ error: { code: 404, message: "Method not found.", status: "NOT_FOUND" } }, { status: 404 }),
+      get: () => json(running(stored)),
     });
     server.use(...handlers);
     const ref: JobRef = {
@@ -330,10 +319,7 @@ describe("gemini: cancel, abort, get", () => {
 
   it("cancelling an interaction Gemini does not know is a JobNotFoundError", async () => {
     const notFound = () =>
-      HttpResponse.json(
-        { error: { code: 404, message: "Not found.", status: "NOT_FOUND" } },
-        { status: 404 },
-      );
+      json({ error: { code: 404, message: "Not found.", status: "NOT_FOUND" } }, { status: 404 });
     server.use(...geminiServer({ cancel: notFound, get: notFound }).handlers);
     const ref: JobRef = {
       v: 1,
@@ -353,17 +339,11 @@ describe("gemini: cancel, abort, get", () => {
     const part = blocks(research).slice(0, 25).join("");
     let cancelled = false;
     const { handlers, requests } = geminiServer({
-      create: () => {
-        const stream = new ReadableStream<Uint8Array>({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode(part));
-          },
-        });
-        return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-      },
+      // The interaction keeps running: the stream stays open.
+      create: () => sse(part, { end: "hang" }),
       cancel: () => {
         cancelled = true;
-        return HttpResponse.json({ ...running(stored), status: "cancelled" });
+        return json({ ...running(stored), status: "cancelled" });
       },
     });
     server.use(...handlers);
@@ -388,24 +368,13 @@ describe("gemini: cancel, abort, get", () => {
     });
     let serverStatus = "in_progress";
     const { handlers } = geminiServer({
-      create: () => {
-        const encoder = new TextEncoder();
-        const stream = new ReadableStream<Uint8Array>({
-          async start(controller) {
-            controller.enqueue(encoder.encode(all.slice(0, 25).join("")));
-            await finished;
-            controller.enqueue(encoder.encode(all.slice(25).join("")));
-            controller.close();
-          },
-        });
-        return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-      },
+      create: () => sse(all.join(""), { gate: { after: 25, until: finished } }),
       cancel: () => {
         // The agent wrote its last words while the cancel was on its way.
         serverStatus = "completed";
         return errorResponse("error-cancel-not-running.json", 400);
       },
-      get: () => HttpResponse.json(serverStatus === "completed" ? stored : running(stored)),
+      get: () => json(serverStatus === "completed" ? stored : running(stored)),
     });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
@@ -430,7 +399,7 @@ describe("gemini: cancel, abort, get", () => {
   });
 
   it("abort() tears down the transport only: no cancel is sent and the ref stays attachable", async () => {
-    const { handlers, requests } = geminiServer({ create: () => sseResponse(research) });
+    const { handlers, requests } = geminiServer({ create: () => sse(research) });
     server.use(...handlers);
     const job = client().research.start({ model, query: "q" });
     await expect(
@@ -443,7 +412,7 @@ describe("gemini: cancel, abort, get", () => {
   });
 
   it("get(ref) is one GET: status, the report, citations with UTF-16 offsets, and priced usage", async () => {
-    const { handlers, requests } = geminiServer({ get: () => HttpResponse.json(stored) });
+    const { handlers, requests } = geminiServer({ get: () => json(stored) });
     server.use(...handlers);
     const ref: JobRef = {
       v: 1,
@@ -466,7 +435,7 @@ describe("gemini: cancel, abort, get", () => {
   });
 
   it("get(ref) of a running interaction has a status and no report yet", async () => {
-    server.use(...geminiServer({ get: () => HttpResponse.json(running(stored)) }).handlers);
+    server.use(...geminiServer({ get: () => json(running(stored)) }).handlers);
     const ref: JobRef = {
       v: 1,
       provider: "gemini",
@@ -486,7 +455,7 @@ describe("gemini: keys stay secret", () => {
     server.use(
       ...geminiServer({
         create: () =>
-          HttpResponse.json(
+          json(
             { error: { code: 401, message: `API key ${KEY} not valid.`, status: "UNAUTHENTICATED" } },
             { status: 401 },
           ),

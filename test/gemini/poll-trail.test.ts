@@ -4,11 +4,10 @@
  * completed `search` / `tool` events, once, before the report, never repeating what the
  * live stream already delivered.
  */
-import { HttpResponse } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ResearchEvent } from "../../src/events.js";
 import type { JobRef } from "../../src/ref.js";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
 import {
   blocks,
   client,
@@ -19,13 +18,9 @@ import {
   fixtureJson,
   geminiServer,
   running,
-  sseResponse,
 } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const research = fixture("research.sse");
 const stored = fixtureJson("research.interaction.json");
@@ -38,16 +33,16 @@ const finished = (events: ResearchEvent[]) =>
   );
 
 async function liveTrail(): Promise<string[]> {
-  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
   const events = await collect(client().research.start({ model, query: "q" }));
-  server.resetHandlers();
+  server.reset();
   return finished(events);
 }
 
 async function runUntil(
   stop: (e: ResearchEvent) => boolean,
 ): Promise<{ before: ResearchEvent[]; ref: JobRef }> {
-  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
   const job = client().research.start({ model, query: "q" });
   const before: ResearchEvent[] = [];
   for await (const event of job) {
@@ -56,7 +51,7 @@ async function runUntil(
   }
   const ref = JSON.parse(JSON.stringify(job.toRef())) as JobRef;
   await job.result().catch(() => {});
-  server.resetHandlers();
+  server.reset();
   return { before, ref };
 }
 
@@ -64,7 +59,7 @@ describe("gemini: the trail of an interaction read back whole", () => {
   it("attach after the job finished: the stored searches and pages become completed events, before the report", async () => {
     const { before, ref } = await runUntil((e) => e.type === "created");
     expect(finished(before)).toEqual([]);
-    server.use(...geminiServer({ get: () => HttpResponse.json(stored) }).handlers);
+    server.use(...geminiServer({ get: () => json(stored) }).handlers);
     const rest = await collect(client().research.attach(ref));
     expect(finished(rest)).toEqual([
       "search EU battery regulation 2025 obligations completed",
@@ -86,7 +81,7 @@ describe("gemini: the trail of an interaction read back whole", () => {
     server.use(
       ...geminiServer({
         create: () => droppedResponse(blocks(research).slice(0, cut).join("")),
-        get: (call) => HttpResponse.json(call < 1 ? running(stored) : stored),
+        get: (call) => json(call < 1 ? running(stored) : stored),
         stream: () => errorResponse("error-resume-refused.json", 400),
       }).handlers,
     );
@@ -103,7 +98,7 @@ describe("gemini: the trail of an interaction read back whole", () => {
     );
     server.use(
       ...geminiServer({
-        get: () => HttpResponse.json(stored),
+        get: () => json(stored),
         stream: () => errorResponse("error-resume-refused.json", 400),
       }).handlers,
     );

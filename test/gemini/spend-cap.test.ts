@@ -3,25 +3,11 @@
  * text crosses the cap mid-stream, Sonde POSTs the cancel once, and the job ends
  * `incomplete` with a `cost-cap` gap, the partial report and its estimated cost.
  */
-import { HttpResponse } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
-import {
-  blocks,
-  client,
-  collect,
-  fixture,
-  fixtureJson,
-  geminiServer,
-  reportOf,
-  running,
-  sseResponse,
-} from "./helpers.js";
+import { expect, it } from "vitest";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
+import { blocks, client, collect, fixture, fixtureJson, geminiServer, reportOf, running } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const research = fixture("research.sse");
 const stored = fixtureJson("research.interaction.json");
@@ -31,26 +17,15 @@ it("crossing the cap mid-stream cancels once and keeps the partial report", asyn
   const all = blocks(research);
   const beforeEnd = all.filter((block) => !block.includes("interaction.completed"));
   let close!: () => void;
+  const cancelled = new Promise<void>((resolve) => {
+    close = resolve;
+  });
   const { handlers, requests } = geminiServer({
-    create: () => {
-      const stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode(beforeEnd.join("")));
-          // The interaction keeps running (and billing) until it is cancelled.
-          close = () => {
-            try {
-              controller.close();
-            } catch {
-              // Already closed by the client's disconnect.
-            }
-          };
-        },
-      });
-      return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-    },
+    // The interaction keeps running (and billing) until it is cancelled.
+    create: () => sse(beforeEnd.join(""), { gate: { after: beforeEnd.length, until: cancelled } }),
     cancel: () => {
       setTimeout(() => close(), 1);
-      return HttpResponse.json({ ...running(stored), status: "cancelled" });
+      return json({ ...running(stored), status: "cancelled" });
     },
   });
   server.use(...handlers);
@@ -70,7 +45,7 @@ it("crossing the cap mid-stream cancels once and keeps the partial report", asyn
   expect(result.report.length).toBeGreaterThan(0);
   expect(reportOf(events)).toBe(result.report);
   // A prefix of what the uncapped job would have reported.
-  server.use(...geminiServer({ create: () => sseResponse(research) }).handlers);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
   const whole = (await client().research.start({ model, query: "q" }).result()).report;
   expect(result.report.length).toBeLessThan(whole.length);
   expect(whole.startsWith(result.report)).toBe(true);

@@ -2,10 +2,9 @@
  * Contract tests over msw: the fixture transcripts (steps schema, plus one legacy
  * recording) mapped onto Sonde's events the way a user consumes them.
  */
-import { HttpResponse } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ResearchEvent } from "../../src/events.js";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
 import {
   BASE,
   blocks,
@@ -16,13 +15,9 @@ import {
   geminiServer,
   KEY,
   reportOf,
-  sseResponse,
 } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const stored = fixtureJson("research.interaction.json");
 const storedText = (stored.steps as { type: string; content?: { text: string }[] }[]).find(
@@ -35,7 +30,7 @@ function of<T extends ResearchEvent["type"]>(events: ResearchEvent[], type: T) {
 
 describe("gemini: a Deep Research run, event by event", () => {
   it("submits one background, streamed, stored interaction with the agent config that lets it run unattended", async () => {
-    const { handlers, requests } = geminiServer({ create: () => sseResponse(fixture("research.sse")) });
+    const { handlers, requests } = geminiServer({ create: () => sse(fixture("research.sse")) });
     server.use(...handlers);
     const job = client().research.start({
       model: "gemini:deep-research-preview-04-2026",
@@ -75,7 +70,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("maps every event of the transcript: created first, status, phases, thinking, searches, page reads, text, citations, usage, completion", async () => {
-    server.use(...geminiServer({ create: () => sseResponse(fixture("research.sse")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(fixture("research.sse")) }).handlers);
     const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     const events = await collect(job);
 
@@ -154,7 +149,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("converts citation byte offsets to UTF-16 offsets into the final report (emoji and CJK before and inside the spans)", async () => {
-    server.use(...geminiServer({ create: () => sseResponse(fixture("research.sse")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(fixture("research.sse")) }).handlers);
     const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     const events = await collect(job);
     const report = reportOf(events);
@@ -177,7 +172,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("reports usage with thought tokens as reasoning, tool-use tokens as input, Google searches from grounding_tool_count, priced at $14 per 1,000 searches", async () => {
-    server.use(...geminiServer({ create: () => sseResponse(fixture("research.sse")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(fixture("research.sse")) }).handlers);
     const result = await client()
       .research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
       .result();
@@ -196,7 +191,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("counts searches from the queries as they stream, so the running cost is current before the end", async () => {
-    server.use(...geminiServer({ create: () => sseResponse(fixture("research.sse")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(fixture("research.sse")) }).handlers);
     const events = await collect(
       client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" }),
     );
@@ -207,7 +202,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("includeThinking: false asks Gemini for no summaries and emits no thinking even if some arrive", async () => {
-    const { handlers, requests } = geminiServer({ create: () => sseResponse(fixture("research.sse")) });
+    const { handlers, requests } = geminiServer({ create: () => sse(fixture("research.sse")) });
     server.use(...handlers);
     const job = client().research.start({
       model: "gemini:deep-research-preview-04-2026",
@@ -222,7 +217,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("tool steps (file search, MCP, code execution) become tool events; a file citation points at the document", async () => {
-    const { handlers, requests } = geminiServer({ create: () => sseResponse(fixture("tools.sse")) });
+    const { handlers, requests } = geminiServer({ create: () => sse(fixture("tools.sse")) });
     server.use(...handlers);
     const job = client().research.start({
       model: "gemini:deep-research-preview-04-2026",
@@ -313,7 +308,7 @@ describe("gemini: a Deep Research run, event by event", () => {
       ...all.slice(annotationAt - 2, annotationAt),
       ...all.slice(annotationAt + 1),
     ];
-    server.use(...geminiServer({ create: () => sseResponse(reordered.join("")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(reordered.join("")) }).handlers);
     const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     const events = await collect(job);
     const report = reportOf(events);
@@ -337,7 +332,7 @@ describe("gemini: a Deep Research run, event by event", () => {
       '"status":"completed","usage"',
       '"status":"budget_exceeded","usage"',
     );
-    server.use(...geminiServer({ create: () => sseResponse(transcript) }).handlers);
+    server.use(...geminiServer({ create: () => sse(transcript) }).handlers);
     const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     const result = await job.result();
     expect(result.status).toBe("incomplete");
@@ -352,7 +347,7 @@ describe("gemini: a Deep Research run, event by event", () => {
       "event: step.start\n",
       'event: interaction.heartbeat\ndata: {"event_type":"interaction.heartbeat","event_id":"hb_1"}\n\nevent: step.start\n',
     );
-    server.use(...geminiServer({ create: () => sseResponse(transcript) }).handlers);
+    server.use(...geminiServer({ create: () => sse(transcript) }).handlers);
     const result = await client()
       .research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" })
       .result();
@@ -360,7 +355,7 @@ describe("gemini: a Deep Research run, event by event", () => {
   });
 
   it("replays a legacy-schema recording (content.* events, interaction.start/complete) through the same mapping", async () => {
-    server.use(...geminiServer({ create: () => sseResponse(fixture("legacy-research.sse")) }).handlers);
+    server.use(...geminiServer({ create: () => sse(fixture("legacy-research.sse")) }).handlers);
     const job = client().research.start({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     const events = await collect(job);
     expect(events[0]).toMatchObject({
@@ -387,7 +382,7 @@ describe("gemini: a Deep Research run, event by event", () => {
 
   it("the default base URL is Google's v1beta endpoint", async () => {
     const { handlers, requests } = geminiServer(
-      { create: () => sseResponse(fixture("research.sse")) },
+      { create: () => sse(fixture("research.sse")) },
       "https://generativelanguage.googleapis.com/v1beta",
     );
     server.use(...handlers);
@@ -403,14 +398,14 @@ describe("gemini: a Deep Research run, event by event", () => {
     const transcript = fixture("research.sse");
     const { handlers, requests } = geminiServer({
       create: () =>
-        HttpResponse.json({
+        json({
           id: "v1_ChdEZWVwUmVzZWFyY2hGaXh0dXJlMDAxEhdEZWVwUmVzZWFyY2hGaXh0dXJlMDAx",
           status: "in_progress",
           object: "interaction",
           agent: "deep-research-preview-04-2026",
         }),
-      get: () => HttpResponse.json({ ...stored, status: "in_progress", steps: undefined }),
-      stream: () => sseResponse(transcript),
+      get: () => json({ ...stored, status: "in_progress", steps: undefined }),
+      stream: () => sse(transcript),
     });
     server.use(...handlers);
     const events = await collect(

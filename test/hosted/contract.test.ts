@@ -2,10 +2,7 @@
  * Hosted job API contract: transcripts from test/fixtures/hosted/ replayed in strict
  * order over msw, driven through the public client.
  */
-import { readFileSync } from "node:fs";
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/hosted/testing.js";
 import {
   AuthenticationError,
@@ -21,6 +18,8 @@ import {
   SondeError,
   UnsupportedOptionError,
 } from "../../src/index.js";
+import { fixtureJson } from "../helpers/fixtures.js";
+import { createTestServer, empty, json, networkError } from "../helpers/test-server.js";
 import { collect, fastRetry, replay, transcript } from "../perplexity/helpers.js";
 
 const KEY = "hosted-key-0123456789abcdef";
@@ -28,10 +27,9 @@ const BASE = "https://hosted.test";
 const model = "hosted:agents.deep_research";
 const query = "What changed in EU battery regulation in 2025?";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
+const INVOKE = `POST ${BASE}/v1/agents/agents.deep_research/invoke`;
+const JOB = `GET ${BASE}/v1/jobs/job_01HZX3K9Q7`;
 
 const client = (retry = fastRetry) =>
   new Sonde({ hosted: { apiKey: KEY, baseURL: BASE }, retry, idleTimeoutMs: 2_000, env: {} });
@@ -126,7 +124,7 @@ describe("hosted job API: invoke, poll, result", () => {
     let seen = replay(server, BASE, [exchanges[1]!]);
     expect(await client().research.get(ref())).toMatchObject({ status: "running", reservedUSD: 6 });
     expect(seen).toHaveLength(1);
-    server.resetHandlers();
+    server.reset();
     seen = replay(server, BASE, [exchanges[2]!]);
     const done = await client().research.get(ref());
     expect(done).toMatchObject({
@@ -144,24 +142,20 @@ describe("hosted job API: invoke, poll, result", () => {
     const viaGateway = new Sonde({ hosted: { apiKey: KEY, baseURL: gateway }, retry: fastRetry, env: {} });
     expect((await viaGateway.research.start({ model, query }).result()).report).toBe("Behind a gateway.");
 
-    server.resetHandlers();
+    server.reset();
     const { exchanges } = transcript("hosted", "invoke-completed.json");
     const elsewhere: string[] = [];
-    server.use(
-      http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () =>
-        HttpResponse.json({
-          ...(exchanges[0]!.response.body as object),
-          poll_url: "https://elsewhere.test/v1/jobs/job_01HZX3K9Q7",
-        }),
-      ),
-      http.get(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () =>
-        HttpResponse.json(exchanges[2]!.response.body as never),
-      ),
-      http.all("https://elsewhere.test/*", ({ request }) => {
-        elsewhere.push(request.url);
-        return HttpResponse.json({}, { status: 500 });
+    server.route({
+      [INVOKE]: json({
+        ...(exchanges[0]!.response.body as object),
+        poll_url: "https://elsewhere.test/v1/jobs/job_01HZX3K9Q7",
       }),
-    );
+      [JOB]: json(exchanges[2]!.response.body),
+      "ALL https://elsewhere.test/*": (call) => {
+        elsewhere.push(call.url.href);
+        return json({}, { status: 500 });
+      },
+    });
     expect((await client().research.start({ model, query }).result()).status).toBe("completed");
     expect(elsewhere).toEqual([]);
   });
@@ -178,20 +172,14 @@ describe("hosted job API: invoke, poll, result", () => {
 });
 
 describe("hosted job API: errors", () => {
-  const { responses } = JSON.parse(
-    readFileSync(new URL("../fixtures/hosted/errors.json", import.meta.url), "utf8"),
-  ) as { responses: Record<string, { status: number; headers?: Record<string, string>; body: unknown }> };
+  const { responses } = fixtureJson("hosted/errors.json") as unknown as {
+    responses: Record<string, { status: number; headers?: Record<string, string>; body: unknown }>;
+  };
 
   const invokeAnswering = (status: string) => {
-    let posts = 0;
-    server.use(
-      http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () => {
-        posts++;
-        const r = responses[status]!;
-        return HttpResponse.json(r.body as never, { status: r.status, headers: r.headers });
-      }),
-    );
-    return () => posts;
+    const r = responses[status]!;
+    server.route({ [INVOKE]: json(r.body, { status: r.status, ...(r.headers && { headers: r.headers }) }) });
+    return () => server.callsTo(INVOKE).length;
   };
 
   const cases = [
@@ -231,46 +219,31 @@ describe("hosted job API: errors", () => {
 
   it("503 with no job id is retried (nothing was created) and then succeeds", async () => {
     const { exchanges } = transcript("hosted", "invoke-completed.json");
-    let posts = 0;
-    server.use(
-      http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () => {
-        posts++;
-        const r = posts === 1 ? responses["503"]! : exchanges[0]!.response;
-        return HttpResponse.json(r.body as never, { status: r.status });
-      }),
-      http.get(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () =>
-        HttpResponse.json(exchanges[2]!.response.body as never),
-      ),
-    );
+    const unavailable = responses["503"]!;
+    server.route({
+      [INVOKE]: [
+        json(unavailable.body, { status: unavailable.status }),
+        json(exchanges[0]!.response.body, { status: exchanges[0]!.response.status }),
+      ],
+      [JOB]: json(exchanges[2]!.response.body),
+    });
     expect((await client().research.start({ model, query }).result()).status).toBe("completed");
-    expect(posts).toBe(2);
+    expect(server.callsTo(INVOKE)).toHaveLength(2);
   });
 
   it("503 that names a job id is not invoked again: the job is followed", async () => {
     const { exchanges } = transcript("hosted", "invoke-completed.json");
-    let posts = 0;
-    server.use(
-      http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () => {
-        posts++;
-        return HttpResponse.json(exchanges[0]!.response.body as never, { status: 503 });
-      }),
-      http.get(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () =>
-        HttpResponse.json(exchanges[2]!.response.body as never),
-      ),
-    );
+    server.route({
+      [INVOKE]: json(exchanges[0]!.response.body, { status: 503 }),
+      [JOB]: json(exchanges[2]!.response.body),
+    });
     expect((await client().research.start({ model, query }).result()).status).toBe("completed");
-    expect(posts).toBe(1);
+    expect(server.callsTo(INVOKE)).toHaveLength(1);
   });
 
   for (const status of [500, 502, 504]) {
     it(`a ${status} on invoke (the job may have been created behind it) is IndeterminateSubmissionError and is not invoked again`, async () => {
-      let posts = 0;
-      server.use(
-        http.post(`${BASE}/v1/agents/agents.deep_research/invoke`, () => {
-          posts++;
-          return HttpResponse.json({ error: { message: "Gateway Timeout" } }, { status });
-        }),
-      );
+      server.route({ [INVOKE]: json({ error: { message: "Gateway Timeout" } }, { status }) });
       const error = await client()
         .research.start({ model, query })
         .result()
@@ -278,7 +251,7 @@ describe("hosted job API: errors", () => {
       expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
       expect(error).toMatchObject({ status, retryable: false });
       expect((error as Error).message).toMatch(/may or may not have started.*did not (invoke again|resend)/);
-      expect(posts).toBe(1);
+      expect(server.callsTo(INVOKE)).toHaveLength(1);
     });
   }
 
@@ -324,14 +297,11 @@ describe("hosted job API: errors", () => {
 
 describe("hosted job API: cancel", () => {
   it("a cancel the service accepted but has not confirmed within hosted.cancelWaitMs answers pending, not cancelled", async () => {
-    let polls = 0;
-    server.use(
-      http.delete(`${BASE}/v1/jobs/:id`, () => new HttpResponse(null, { status: 202 })),
-      http.get(`${BASE}/v1/jobs/:id`, ({ params }) => {
-        polls++;
-        return HttpResponse.json({ job_id: params.id, status: "running", agent_id: "agents.deep_research" });
-      }),
-    );
+    server.route({
+      [`DELETE ${BASE}/v1/jobs/:id`]: empty(202),
+      [`GET ${BASE}/v1/jobs/:id`]: (call) =>
+        json({ job_id: call.params.id, status: "running", agent_id: "agents.deep_research" }),
+    });
     const sonde = new Sonde({
       hosted: { apiKey: KEY, baseURL: BASE, cancelWaitMs: 80 },
       retry: { attempts: 3, minDelayMs: 5, maxDelayMs: 10 },
@@ -340,7 +310,7 @@ describe("hosted job API: cancel", () => {
     const outcome = await sonde.research.cancel(ref());
     expect(outcome).toMatchObject({ outcome: "pending", finalStatus: "running" });
     expect(outcome.detail).toMatch(/accepted the cancel but the job had not reported canceled after 0\.08 s/);
-    expect(polls).toBeGreaterThan(1);
+    expect(server.callsTo(`GET ${BASE}/v1/jobs/:id`).length).toBeGreaterThan(1);
   });
 
   it("DELETE, then poll until canceled: the charge of work already done is reported; a second cancel is already-terminal (409)", async () => {
@@ -359,7 +329,7 @@ describe("hosted job API: cancel", () => {
   });
 
   it("a DELETE whose connection fails rejects with a typed SondeError, not a raw fetch error", async () => {
-    server.use(http.delete(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () => HttpResponse.error()));
+    server.route({ [`DELETE ${BASE}/v1/jobs/job_01HZX3K9Q7`]: networkError() });
     const error = await client()
       .research.cancel(ref())
       .catch((e: unknown) => e);

@@ -4,24 +4,20 @@
  * the invoke resent once; the one-job-in-flight 429 is never resent. Real POST counts and
  * real wall time over msw, with Retry-After in seconds and as an HTTP-date.
  */
-import { readFileSync } from "node:fs";
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RateLimitError, Sonde } from "../../src/index.js";
+import { fixtureJson } from "../helpers/fixtures.js";
+import { createTestServer, json } from "../helpers/test-server.js";
 
 const BASE = "https://hosted.test";
-const INVOKE = `${BASE}/v1/agents/agents.deep_research/invoke`;
+const INVOKE = `POST ${BASE}/v1/agents/agents.deep_research/invoke`;
 const model = "hosted:agents.deep_research";
 const query = "What changed in EU battery regulation in 2025?";
-const { exchanges } = JSON.parse(
-  readFileSync(new URL("../fixtures/hosted/invoke-completed.json", import.meta.url), "utf8"),
-) as { exchanges: { response: { body: unknown } }[] };
+const { exchanges } = fixtureJson<{ exchanges: { response: { body: unknown } }[] }>(
+  "hosted/invoke-completed.json",
+);
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 interface Logged {
   level: string;
@@ -48,13 +44,11 @@ function client(maxDelayMs = 10_000) {
 
 type RetryAfterForm = "seconds" | "HTTP-date";
 
-/** Answers every invoke with a generic 429 (`rateLimited` times, then the job), counting POSTs. */
+/** Answers every invoke with a generic 429 (`rateLimited` times, then the job); returns the invokes. */
 function invokeRateLimited(seconds: number, form: RetryAfterForm, rateLimited = Number.POSITIVE_INFINITY) {
-  const posts: number[] = [];
-  server.use(
-    http.post(INVOKE, () => {
-      posts.push(performance.now());
-      if (posts.length > rateLimited) return HttpResponse.json(exchanges[0]!.response.body as never);
+  server.route({
+    [INVOKE]: (call) => {
+      if (call.n >= rateLimited) return json(exchanges[0]!.response.body);
       // Whole seconds, as a real server's clock and Date header give them.
       const now = Math.floor(Date.now() / 1000) * 1000;
       const headers: Record<string, string> =
@@ -64,11 +58,11 @@ function invokeRateLimited(seconds: number, form: RetryAfterForm, rateLimited = 
               "Retry-After": new Date(now + seconds * 1000).toUTCString(),
               Date: new Date(now).toUTCString(),
             };
-      return HttpResponse.json({ error: { message: "Too many requests" } }, { status: 429, headers });
-    }),
-    http.get(`${BASE}/v1/jobs/job_01HZX3K9Q7`, () => HttpResponse.json(exchanges[2]!.response.body as never)),
-  );
-  return posts;
+      return json({ error: { message: "Too many requests" } }, { status: 429, headers });
+    },
+    [`GET ${BASE}/v1/jobs/job_01HZX3K9Q7`]: json(exchanges[2]!.response.body),
+  });
+  return server.callsTo(INVOKE);
 }
 
 describe("hosted: a 429 before the job exists", () => {
@@ -103,7 +97,7 @@ describe("hosted: a 429 before the job exists", () => {
       expect((error as Error).message).toMatch(/waited and resent once; it was rate limited again/);
       expect(posts).toHaveLength(2);
       // The resend came after the server's wait (timers may fire a millisecond early).
-      expect(posts[1]! - posts[0]!).toBeGreaterThanOrEqual(990);
+      expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(990);
       const waits = logged.filter((l) => /rate limited before the job was created/.test(l.message));
       expect(waits).toHaveLength(1);
       expect(waits[0]).toMatchObject({ level: "info", data: { provider: "hosted" } });
@@ -122,17 +116,11 @@ describe("hosted: a 429 before the job exists", () => {
   });
 
   it("the one-job-in-flight 429 is not resent: the error says to poll or cancel the running job", async () => {
-    const responses = JSON.parse(
-      readFileSync(new URL("../fixtures/hosted/errors.json", import.meta.url), "utf8"),
-    ).responses as Record<string, { status: number; headers?: Record<string, string>; body: unknown }>;
-    let posts = 0;
-    server.use(
-      http.post(INVOKE, () => {
-        posts++;
-        const r = responses["429"]!;
-        return HttpResponse.json(r.body as never, { status: r.status, headers: r.headers });
-      }),
-    );
+    const { responses } = fixtureJson<{
+      responses: Record<string, { status: number; headers?: Record<string, string>; body: unknown }>;
+    }>("hosted/errors.json");
+    const r = responses["429"]!;
+    server.route({ [INVOKE]: json(r.body, { status: r.status, ...(r.headers && { headers: r.headers }) }) });
     // Retry-After 30 s is within this maxDelayMs: only the in-flight rule stops the resend.
     const { sonde } = client(60_000);
     const started = performance.now();
@@ -145,7 +133,7 @@ describe("hosted: a 429 before the job exists", () => {
     expect((error as Error).message).toMatch(
       /poll the running job.*or cancel it \(research\.cancel\(ref\)\)/,
     );
-    expect(posts).toBe(1);
+    expect(server.callsTo(INVOKE)).toHaveLength(1);
     expect(performance.now() - started).toBeLessThan(10_000);
   });
 });

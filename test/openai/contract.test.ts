@@ -3,9 +3,7 @@
  * (test/fixtures/openai) in, the events and results a user relies on out.
  */
 
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   AuthenticationError,
   IndeterminateSubmissionError,
@@ -19,11 +17,12 @@ import {
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { JobRef } from "../../src/ref.js";
+import { framing, sseData, sseText } from "../helpers/sse.js";
+import { createTestServer, dropAfter, json, jsonFixture, type Reply, sse } from "../helpers/test-server.js";
 import {
   BASE,
   codePointSlice,
   collect,
-  cutStream,
   expectSeqStrictlyIncreasing,
   fixture,
   fixtureJson,
@@ -33,58 +32,23 @@ import {
   ofType,
   POLL_MODEL,
   STREAMING_MODEL,
-  sseEvents,
   textOf,
 } from "./helpers.js";
 
-interface Seen {
-  method: string;
-  url: URL;
-  headers: Headers;
-  body: unknown;
-  at: number;
-}
+const server = createTestServer();
+const seen = server.calls;
 
-const seen: Seen[] = [];
-const server = setupServer();
-
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => {
-  server.resetHandlers();
-  seen.length = 0;
-});
-afterAll(() => server.close());
-
-async function record(request: Request): Promise<void> {
-  const text = request.method === "POST" ? await request.clone().text() : "";
-  seen.push({
-    method: request.method,
-    url: new URL(request.url),
-    headers: request.headers,
-    body: text ? JSON.parse(text) : undefined,
-    at: Date.now(),
-  });
-}
+const RESPONSES = `POST ${BASE}/responses`;
+const RESPONSE = `GET ${BASE}/responses/:id`;
+const CANCEL = `POST ${BASE}/responses/:id/cancel`;
 
 /** An SSE body in small chunks, so events and multi-byte characters straddle reads. */
-function sse(text: string, chunkSize = 97): HttpResponse<ReadableStream<Uint8Array>> {
-  const bytes = new TextEncoder().encode(text);
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (let i = 0; i < bytes.length; i += chunkSize) controller.enqueue(bytes.slice(i, i + chunkSize));
-      controller.close();
-    },
-  });
-  return new HttpResponse(body, { headers: { "content-type": "text/event-stream; charset=utf-8" } });
-}
+const stream = (text: string) => sse(text, { chunkSize: 97 });
+const httpError = (name: string, status: number, headers?: Record<string, string>) =>
+  jsonFixture(`openai/${name}`, { status, ...(headers && { headers }) });
 
 function streamFixture(name: string) {
-  server.use(
-    http.post(`${BASE}/responses`, async ({ request }) => {
-      await record(request);
-      return sse(fixture(name));
-    }),
-  );
+  server.route({ [RESPONSES]: stream(fixture(name)) });
 }
 
 const posts = () => seen.filter((s) => s.method === "POST");
@@ -116,7 +80,7 @@ describe("the create request", () => {
     expect(post!.headers.get("authorization")).toBe(`Bearer ${KEY}`);
     expect(post!.headers.get("openai-organization")).toBe("org-abc123");
     expect(post!.headers.get("openai-project")).toBe("proj_xyz789");
-    expect(post!.body).toEqual({
+    expect(post!.json).toEqual({
       model: "o4-mini-deep-research",
       input: "What changed in EU battery regulation in 2025?",
       instructions: expect.stringMatching(
@@ -132,12 +96,7 @@ describe("the create request", () => {
   });
 
   it("maps file_search, mcp (approvals off) and code_interpreter, and previousJobId for follow-up models", async () => {
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson("poll/pro.completed.json"));
-      }),
-    );
+    server.route({ [RESPONSES]: jsonFixture("openai/poll/pro.completed.json") });
     const client = makeClient();
     await client.research
       .start({
@@ -157,7 +116,7 @@ describe("the create request", () => {
         ],
       })
       .result();
-    expect(posts()[0]!.body).toEqual({
+    expect(posts()[0]!.json).toEqual({
       model: "gpt-5.5-pro",
       input: "q",
       background: true,
@@ -481,8 +440,11 @@ describe("stream mapping", () => {
   it("ignores event types it does not map (with a debug log), keepalive comments and a [DONE] line", async () => {
     // A type no spec lists yet, numbered into the gap it leaves before `response.completed`.
     const original = fixture("unmapped-events.sse");
-    const last = sseEvents(original).at(-1)!.sequence_number as number;
-    const future = `event: response.hologram.delta\ndata: {"type":"response.hologram.delta","sequence_number":${last},"delta":"x"}\n\n`;
+    const last = sseData(original).at(-1)!.sequence_number as number;
+    const future = sseText(
+      [{ type: "response.hologram.delta", sequence_number: last, delta: "x" }],
+      framing.openai,
+    );
     const transcript = original
       .replace(
         "event: response.image_generation_call.in_progress",
@@ -491,12 +453,7 @@ describe("stream mapping", () => {
       .replace(`"sequence_number":${last},`, `"sequence_number":${last + 1},`)
       .replace(/(event: response\.completed)/, `${future}$1`)
       .concat("data: [DONE]\n\n");
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return sse(transcript);
-      }),
-    );
+    server.route({ [RESPONSES]: stream(transcript) });
     const logged: Logged[] = [];
     const job = makeClient({}, logged).research.start({ model: STREAMING_MODEL, query: "q" });
     const events = await collect(job);
@@ -512,12 +469,7 @@ describe("stream mapping", () => {
 describe("abort", () => {
   it("abort() only closes the connection: no cancel is sent, and the ref re-attaches to the whole report", async () => {
     streamFixture("research-web-search.sse");
-    server.use(
-      http.get(`${BASE}/responses/:id`, async ({ request }) => {
-        await record(request);
-        return sse(fixture("research-web-search.sse"));
-      }),
-    );
+    server.route({ [RESPONSE]: stream(fixture("research-web-search.sse")) });
     const client = makeClient();
     const job = client.research.start({ model: STREAMING_MODEL, query: "q" });
     const before: ResearchEvent[] = [];
@@ -541,12 +493,7 @@ describe("abort", () => {
 
 describe("HTTP errors on the start request", () => {
   it("401: AuthenticationError that says what to check, without the key, and no retry", async () => {
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson("http/invalid-key.401.json"), { status: 401 });
-      }),
-    );
+    server.route({ [RESPONSES]: httpError("http/invalid-key.401.json", 401) });
     const job = makeClient().research.start({ model: POLL_MODEL, query: "q" });
     const events = await collect(job);
     const error = await job.result().catch((e: unknown) => e);
@@ -558,12 +505,7 @@ describe("HTTP errors on the start request", () => {
   });
 
   it("429 insufficient_quota: InsufficientCreditError, not retried", async () => {
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson("http/insufficient-quota.429.json"), { status: 429 });
-      }),
-    );
+    server.route({ [RESPONSES]: httpError("http/insufficient-quota.429.json", 429) });
     const job = makeClient().research.start({ model: STREAMING_MODEL, query: "q" });
     const events = await collect(job);
     const error = await job.result().catch((e: unknown) => e);
@@ -578,19 +520,12 @@ describe("HTTP errors on the start request", () => {
   });
 
   it("429 with Retry-After before a response id: retried after the delay (the status line proves nothing started)", async () => {
-    let calls = 0;
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        if (calls++ === 0) {
-          return HttpResponse.json(fixtureJson("http/rate-limit.429.json"), {
-            status: 429,
-            headers: { "retry-after": "1", "x-request-id": "req_abc" },
-          });
-        }
-        return sse(fixture("research-web-search.sse"));
-      }),
-    );
+    server.route({
+      [RESPONSES]: [
+        httpError("http/rate-limit.429.json", 429, { "retry-after": "1", "x-request-id": "req_abc" }),
+        stream(fixture("research-web-search.sse")),
+      ],
+    });
     // The 1 s wait is within retry.maxDelayMs, so it is waited out (and logged) and the POST resent once.
     const logged: Logged[] = [];
     const result = await makeClient({ retry: { attempts: 3, minDelayMs: 1, maxDelayMs: 2_000 } }, logged)
@@ -603,37 +538,28 @@ describe("HTTP errors on the start request", () => {
   });
 
   it("a 500 before a response id is retried; a 400 is not", async () => {
-    let calls = 0;
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return calls++ === 0
-          ? HttpResponse.json(fixtureJson("http/server-error.500.json"), { status: 500 })
-          : sse(fixture("research-web-search.sse"));
-      }),
-    );
+    server.route({
+      [RESPONSES]: [httpError("http/server-error.500.json", 500), stream(fixture("research-web-search.sse"))],
+    });
     expect((await makeClient().research.start({ model: STREAMING_MODEL, query: "q" }).result()).status).toBe(
       "completed",
     );
     expect(posts()).toHaveLength(2);
 
     seen.length = 0;
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(
-          {
-            error: {
-              message: "Unknown parameter: 'foo'.",
-              type: "invalid_request_error",
-              param: "foo",
-              code: "unknown_parameter",
-            },
+    server.route({
+      [RESPONSES]: json(
+        {
+          error: {
+            message: "Unknown parameter: 'foo'.",
+            type: "invalid_request_error",
+            param: "foo",
+            code: "unknown_parameter",
           },
-          { status: 400 },
-        );
-      }),
-    );
+        },
+        { status: 400 },
+      ),
+    });
     const error = await makeClient()
       .research.start({ model: STREAMING_MODEL, query: "q" })
       .result()
@@ -644,15 +570,7 @@ describe("HTTP errors on the start request", () => {
   });
 
   it("RateLimitError keeps Retry-After for the caller when retries run out", async () => {
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson("http/rate-limit.429.json"), {
-          status: 429,
-          headers: { "retry-after-ms": "5" },
-        });
-      }),
-    );
+    server.route({ [RESPONSES]: httpError("http/rate-limit.429.json", 429, { "retry-after-ms": "5" }) });
     const job = makeClient({ retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 5 } }).research.start({
       model: STREAMING_MODEL,
       query: "q",
@@ -666,22 +584,12 @@ describe("HTTP errors on the start request", () => {
 
 describe("poll-only models (gpt-5.5-pro)", () => {
   function pollServer(sequence: string[], cancel?: string) {
-    let polls = 0;
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson("poll/pro.queued.json"));
-      }),
-      http.get(`${BASE}/responses/:id`, async ({ request }) => {
-        await record(request);
-        const name = sequence[Math.min(polls++, sequence.length - 1)]!;
-        return HttpResponse.json(fixtureJson(name));
-      }),
-      http.post(`${BASE}/responses/:id/cancel`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json(fixtureJson(cancel ?? "poll/pro.cancelled.json"));
-      }),
-    );
+    server.route({
+      [RESPONSES]: jsonFixture("openai/poll/pro.queued.json"),
+      // The last snapshot answers every later poll.
+      [RESPONSE]: (call) => jsonFixture(`openai/${sequence[Math.min(call.n, sequence.length - 1)]!}`),
+      [CANCEL]: jsonFixture(`openai/${cancel ?? "poll/pro.cancelled.json"}`),
+    });
   }
 
   it("status heartbeats while polling, then the whole report as one text event, citations, usage, done", async () => {
@@ -717,26 +625,22 @@ describe("poll-only models (gpt-5.5-pro)", () => {
       searches: 2,
     });
     expect(posts()).toHaveLength(1);
-    expect(posts()[0]!.body).toMatchObject({ background: true, stream: false, store: true });
+    expect(posts()[0]!.json).toMatchObject({ background: true, stream: false, store: true });
     expect(seen.filter((s) => s.method === "GET")).toHaveLength(3);
     expect((await job.result()).report).toBe(expected.report);
   });
 
   it("a poll answered with Retry-After waits that long before the next GET (the backoff alone is shorter)", async () => {
-    const gets: number[] = [];
-    server.use(
-      http.post(`${BASE}/responses`, () => HttpResponse.json(fixtureJson("poll/pro.queued.json"))),
-      http.get(`${BASE}/responses/:id`, () => {
-        gets.push(performance.now());
-        return gets.length === 1
-          ? HttpResponse.json(fixtureJson("poll/pro.in-progress.json"), {
-              headers: { "retry-after-ms": "150" },
-            })
-          : HttpResponse.json(fixtureJson("poll/pro.completed.json"));
-      }),
-    );
+    server.route({
+      [RESPONSES]: jsonFixture("openai/poll/pro.queued.json"),
+      [RESPONSE]: [
+        jsonFixture("openai/poll/pro.in-progress.json", { headers: { "retry-after-ms": "150" } }),
+        jsonFixture("openai/poll/pro.completed.json"),
+      ],
+    });
     const result = await makeClient().research.start({ model: POLL_MODEL, query: "q" }).result();
     expect(result.status).toBe("completed");
+    const gets = server.callsTo(RESPONSE).map((call) => call.at);
     expect(gets).toHaveLength(2);
     expect(gets[1]! - gets[0]!, "polled again before the server's Retry-After").toBeGreaterThanOrEqual(145);
   });
@@ -809,22 +713,20 @@ describe("poll-only models (gpt-5.5-pro)", () => {
       finalStatus: "completed",
     });
     // A server that refuses to cancel a finished job: the GET says what happened.
-    server.use(
-      http.post(`${BASE}/responses/:id/cancel`, () =>
-        HttpResponse.json(
-          {
-            error: {
-              message: "Cannot cancel a completed response.",
-              type: "invalid_request_error",
-              param: null,
-              code: null,
-            },
+    server.route({
+      [CANCEL]: json(
+        {
+          error: {
+            message: "Cannot cancel a completed response.",
+            type: "invalid_request_error",
+            param: null,
+            code: null,
           },
-          { status: 400 },
-        ),
+        },
+        { status: 400 },
       ),
-      http.get(`${BASE}/responses/:id`, () => HttpResponse.json(fixtureJson("poll/pro.completed.json"))),
-    );
+      [RESPONSE]: jsonFixture("openai/poll/pro.completed.json"),
+    });
     expect(await client.research.cancel(ref)).toMatchObject({
       outcome: "already-terminal",
       finalStatus: "completed",
@@ -910,12 +812,7 @@ describe("refs", () => {
   });
 
   it("an answer without a response id to the start POST is an IndeterminateSubmissionError", async () => {
-    server.use(
-      http.post(`${BASE}/responses`, async ({ request }) => {
-        await record(request);
-        return HttpResponse.json({ object: "response" });
-      }),
-    );
+    server.route({ [RESPONSES]: json({ object: "response" }) });
     const error = await makeClient()
       .research.start({ model: POLL_MODEL, query: "q" })
       .result()
@@ -985,32 +882,31 @@ describe("refs taken part-way through one wire event", () => {
         : []),
       { type: "response.completed", response: finished },
     ].map((event, sequence_number) => ({ ...event, sequence_number }));
-  const body = (list: Record<string, unknown>[]) =>
-    list.map((e) => `event: ${e.type as string}\ndata: ${JSON.stringify(e)}\n\n`).join("");
+  const body = (list: Record<string, unknown>[]) => sseText(list, framing.openai);
 
   /** Starts a streamed job, stops after `stop` events (the process dies), returns them and the ref. */
   async function runUntil(transcript: Record<string, unknown>[], stop: (e: ResearchEvent) => boolean) {
     // An empty transcript: the caller has installed the server already.
-    if (transcript.length > 0) server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
+    if (transcript.length > 0) server.route({ [RESPONSES]: stream(body(transcript)) });
     const job = makeClient().research.start({ model: STREAMING_MODEL, query: "q" });
     const before: ResearchEvent[] = [];
     for await (const event of job) {
       before.push(event);
       if (stop(event)) break;
     }
-    server.resetHandlers();
+    server.reset();
     return { before, ref: JSON.parse(JSON.stringify(job.toRef())) };
   }
 
+  /** A GET that refuses to replay the stream and answers polls with the finished response. */
+  const refusedReplay = (call: { url: URL }): Reply =>
+    call.url.searchParams.get("stream") === "true"
+      ? httpError("http/stream-too-old.400.json", 400)
+      : json(finished);
+
   /** Attaches where the server refuses to replay the stream, so the job is followed by polling. */
   async function attachRefused(ref: JobRef) {
-    server.use(
-      http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
-        new URL(request.url).searchParams.get("stream") === "true"
-          ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })
-          : HttpResponse.json(finished),
-      ),
-    );
+    server.route({ [`GET ${BASE}/responses/${RESP}`]: refusedReplay });
     const job = makeClient().research.attach(ref);
     return { after: await collect(job), result: await job.result() };
   }
@@ -1036,7 +932,7 @@ describe("refs taken part-way through one wire event", () => {
 
   it("an annotation that arrived before its text is delivered as soon as that text has arrived", async () => {
     const transcript = events(["Alpha beta "], { later: ["gamma ", "delta."] });
-    server.use(http.post(`${BASE}/responses`, () => sse(body(transcript))));
+    server.route({ [RESPONSES]: stream(body(transcript)) });
     const delivered = await collect(makeClient().research.start({ model: STREAMING_MODEL, query: "q" }));
     const cursorOf = (delta: string) =>
       String(transcript.find((e) => (e as { delta?: unknown }).delta === delta)!.sequence_number);
@@ -1099,20 +995,16 @@ describe("refs taken part-way through one wire event", () => {
       const cutAfter = transcript.findIndex((e) => e.type === "response.output_text.delta");
       // The stream is cut after the first delta; the resume is refused, so the job is polled to its end.
       const script = () => {
-        server.use(
-          http.post(`${BASE}/responses`, () => cutStream(body(transcript.slice(0, cutAfter + 1)))),
-          http.get(`${BASE}/responses/${RESP}`, ({ request }) =>
-            new URL(request.url).searchParams.get("stream") === "true"
-              ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })
-              : HttpResponse.json(finished),
-          ),
-        );
+        server.route({
+          [RESPONSES]: dropAfter(body(transcript), cutAfter + 1),
+          [`GET ${BASE}/responses/${RESP}`]: refusedReplay,
+        });
       };
       script();
       const whole = await collect(makeClient().research.start({ model: STREAMING_MODEL, query: "q" }));
       const fromPoll = (e: ResearchEvent) => (e.rawEvent as { object?: unknown }).object === "response";
       expect(whole.filter((e) => e.type === stopType && fromPoll(e))).not.toHaveLength(0);
-      server.resetHandlers();
+      server.reset();
 
       script();
       const { before, ref } = await runUntil([], (e) => e.type === stopType && fromPoll(e));

@@ -1,16 +1,13 @@
 /** `providerHandlers.openai`: the msw handlers users get, driven through the public client. */
 
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/openai/testing.js";
 import { RateLimitError } from "../../src/errors.js";
 import type { JobRef } from "../../src/ref.js";
+import { createTestServer } from "../helpers/test-server.js";
 import { BASE, codePointSlice, collect, makeClient, ofType, POLL_MODEL, STREAMING_MODEL } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const report = "Résumé 🔋: 電池規則 changed in 2025.";
 const citations = [{ url: "https://example.org/a", title: "A" }, { url: "https://example.org/b" }];

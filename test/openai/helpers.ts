@@ -1,10 +1,9 @@
 /** Shared bits of the OpenAI engine tests: fixtures, a client as a user builds it, event helpers. */
-import { readFileSync } from "node:fs";
-import { HttpResponse } from "msw";
 import type { SondeOptions } from "../../src/client.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
 import { Sonde } from "../../src/sonde.js";
+import { fixturesOf } from "../helpers/fixtures.js";
 
 export const KEY = "sk-test-openai-0123456789abcdef";
 export const BASE = "https://api.openai.test/v1";
@@ -14,24 +13,8 @@ export const STREAMING_MODEL = "openai:o4-mini-deep-research";
 export const POLL_MODEL = "openai:gpt-5.5-pro";
 export const FAST_RETRY = { attempts: 3, minDelayMs: 1, maxDelayMs: 10 };
 
-const fixtures = new URL("../fixtures/openai/", import.meta.url);
-
-export function fixture(name: string): string {
-  return readFileSync(new URL(name, fixtures), "utf8");
-}
-
-export function fixtureJson<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(fixture(name)) as T;
-}
-
-/** The `data:` payloads of an SSE transcript, in order. */
-export function sseEvents(text: string): Record<string, unknown>[] {
-  return text
-    .split("\n\n")
-    .map((block) => block.split("\n").find((line) => line.startsWith("data: ")))
-    .filter((line): line is string => line !== undefined)
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
-}
+/** Fixtures under test/fixtures/openai/. */
+export const { fixture, fixtureJson } = fixturesOf("openai");
 
 export interface Logged {
   level: string;
@@ -57,18 +40,6 @@ export async function collect(job: ResearchJob): Promise<ResearchEvent[]> {
   const events: ResearchEvent[] = [];
   for await (const event of job) events.push(event);
   return events;
-}
-
-/** An SSE response that delivers `text`, then fails like a connection cut by the other side. */
-export function cutStream(text: string): HttpResponse<ReadableStream> {
-  const bytes = new TextEncoder().encode(text);
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(bytes);
-      setTimeout(() => controller.error(new TypeError("terminated: other side closed")), 1);
-    },
-  });
-  return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
 }
 
 export const textOf = (events: ResearchEvent[]) =>

@@ -4,36 +4,32 @@
  * and code-interpreter items `tool` events, once, before the report, and never again for
  * what a live stream already delivered (also after attach with a refused replay).
  */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ResearchEvent } from "../../src/events.js";
+import { sseBlocks, sseData } from "../helpers/sse.js";
+import { createTestServer, dropAfter, json, jsonFixture } from "../helpers/test-server.js";
 import {
   BASE,
   collect,
-  cutStream,
   fixture,
   fixtureJson,
   makeClient,
   ofType,
   POLL_MODEL,
   STREAMING_MODEL,
-  sseEvents,
 } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 /** A poll-only job: queued on create, then `body` on the first GET. */
 function pollOnly(body: Record<string, unknown>) {
-  server.use(
-    http.post(`${BASE}/responses`, () =>
-      HttpResponse.json({ ...fixtureJson<Record<string, unknown>>("poll/pro.queued.json"), id: body.id }),
-    ),
-    http.get(`${BASE}/responses/:id`, () => HttpResponse.json(body)),
-  );
+  server.route({
+    [`POST ${BASE}/responses`]: json({
+      ...fixtureJson<Record<string, unknown>>("poll/pro.queued.json"),
+      id: body.id,
+    }),
+    [`GET ${BASE}/responses/:id`]: json(body),
+  });
 }
 
 const trail = (events: ResearchEvent[]) =>
@@ -81,7 +77,7 @@ describe("openai: the trail of a polled job", () => {
 
   it("file-search, MCP and code-interpreter items become tool events with name and state", async () => {
     // The final Response of the recorded tools stream, read back by a poll.
-    const completed = sseEvents(fixture("tools.sse")).find((e) => e.type === "response.completed")!;
+    const completed = sseData(fixture("tools.sse")).find((e) => e.type === "response.completed")!;
     pollOnly(completed.response as Record<string, unknown>);
     const events = await collect(makeClient().research.start({ model: POLL_MODEL, query: "q" }));
     expect(trail(events)).toEqual([
@@ -119,27 +115,23 @@ describe("openai: the trail of a polled job", () => {
 
   describe("after a live stream", () => {
     const streamed = fixture("research-web-search.sse");
-    const wire = sseEvents(streamed);
+    const wire = sseData(streamed);
     const finished = fixtureJson("poll/research-web-search.completed.json");
     const responseId = finished.id as string;
     // Cut right after the first search item is done; its completion was delivered live.
     const cutAt = wire.findIndex((e) => e.type === "response.output_item.done");
 
     function cutThenRefuse() {
-      server.use(
-        http.post(`${BASE}/responses`, () => {
-          const head = streamed.split("\n\n").filter(Boolean);
-          const upTo = head.findIndex((frame) =>
-            frame.includes(`"sequence_number":${wire[cutAt]!.sequence_number},`),
-          );
-          return cutStream(`${head.slice(0, upTo + 1).join("\n\n")}\n\n`);
-        }),
-        http.get(`${BASE}/responses/${responseId}`, ({ request }) =>
-          new URL(request.url).searchParams.get("stream") === "true"
-            ? HttpResponse.json(fixtureJson("http/stream-too-old.400.json"), { status: 400 })
-            : HttpResponse.json(finished),
-        ),
+      const upTo = sseBlocks(streamed).findIndex((frame) =>
+        frame.includes(`"sequence_number":${wire[cutAt]!.sequence_number},`),
       );
+      server.route({
+        [`POST ${BASE}/responses`]: dropAfter(streamed, upTo + 1),
+        [`GET ${BASE}/responses/${responseId}`]: (call) =>
+          call.url.searchParams.get("stream") === "true"
+            ? jsonFixture("openai/http/stream-too-old.400.json", { status: 400 })
+            : json(finished),
+      });
     }
 
     const completedSearches = (events: ResearchEvent[]) =>

@@ -6,6 +6,8 @@
  * annotated a few deltas late with code-point offsets, and gaps in `sequence_number`.
  */
 
+import { framing, sseEvent } from "../helpers/sse.js";
+
 export const RESPONSE_ID = "resp_7c0ffee5eed0000000000000000000aa";
 
 /** mulberry32: small, fast, and the same sequence on every machine. */
@@ -322,7 +324,7 @@ export function longTranscript(
   push({ type: "response.completed", response: final });
 
   return {
-    ...frame(events, (event) => `event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`),
+    ...frame(events, (event) => sseEvent(event, framing.openai.name(event))),
     final,
     running: response("in_progress", { output: output.slice(0, 4) }),
     report,

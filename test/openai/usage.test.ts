@@ -1,17 +1,12 @@
 /** OpenAI's prompt-cache counts reach the usage, and the estimate prices them at the cached rate. */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BASE, fixture, makeClient, STREAMING_MODEL } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { createTestServer, sseFixture } from "../helpers/test-server.js";
+import { BASE, makeClient, STREAMING_MODEL } from "./helpers.js";
 
-const server = setupServer(
+createTestServer({
   // The recorded tools run: usage.input_tokens 6047, of them cached_tokens 2944 (o4-mini-deep-research).
-  http.post(`${BASE}/responses`, () =>
-    HttpResponse.text(fixture("tools.sse"), { headers: { "content-type": "text/event-stream" } }),
-  ),
-);
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterAll(() => server.close());
+  [`POST ${BASE}/responses`]: sseFixture("openai/tools.sse"),
+});
 
 describe("openai usage", () => {
   it("cached_tokens reach usage.cachedInputTokens and are priced at the cached rate, not the input rate", async () => {

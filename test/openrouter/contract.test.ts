@@ -2,9 +2,7 @@
  * OpenRouter contract: recorded-format transcripts (test/fixtures/openrouter/) served
  * over msw in small byte pieces, driven through the public client like a user would.
  */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/openrouter/testing.js";
 import {
   InsufficientCreditError,
@@ -13,12 +11,18 @@ import {
   SondeError,
   UnsupportedOptionError,
 } from "../../src/index.js";
-import { BASE, collect, dataLines, fastRetry, fixture, KEY, sseResponse } from "./helpers.js";
+import { sseData, sseEvent } from "../helpers/sse.js";
+import {
+  createTestServer,
+  json,
+  jsonFixture,
+  networkError,
+  sse as sseReply,
+} from "../helpers/test-server.js";
+import { BASE, collect, fastRetry, fixture, KEY, sseInPieces } from "./helpers.js";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
+const COMPLETIONS = `POST ${BASE}/chat/completions`;
 
 const client = () =>
   new Sonde({
@@ -28,27 +32,26 @@ const client = () =>
     env: {},
   });
 
-interface Seen {
-  method: string;
-  url: string;
-  headers: Headers;
-  body: unknown;
+/** Streams `sse` for every completion request; returns the recorded requests. */
+function serve(sse: string) {
+  server.route({ [COMPLETIONS]: sseInPieces(sse) });
+  return server.callsTo(COMPLETIONS);
 }
 
-function serve(sse: string, seen: Seen[] = [], headers: Record<string, string> = {}) {
-  server.use(
-    http.post(`${BASE}/chat/completions`, async ({ request }) => {
-      seen.push({
-        method: request.method,
-        url: request.url,
-        headers: request.headers,
-        body: await request.json(),
-      });
-      return sseResponse(sse, 7, headers);
-    }),
-  );
-  return seen;
-}
+/** One streamed chunk of generation `id`, as OpenRouter writes it (`extra`: top-level fields on every chunk). */
+const chunkOf =
+  (id: string, extra: object = {}) =>
+  (delta: object, finish: string | null = null, more: object = {}) =>
+    sseEvent({
+      id,
+      object: "chat.completion.chunk",
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+      ...more,
+    });
+/** The last chunk (finish, usage with the charge) and the end of the stream. */
+const stopWith = (chunk: ReturnType<typeof chunkOf>) =>
+  `${chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } })}data: [DONE]\n\n`;
 
 const query = "What changed in EU battery regulation in 2025?";
 
@@ -116,11 +119,11 @@ describe("openrouter: streamed research", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
 
     // Every event but the SDK's own `done` carries the provider payload it came from.
-    const payloads = dataLines(sse);
+    const payloads = sseData(sse, { keepDone: true });
     for (const event of events.slice(0, -1)) expect(payloads).toContainEqual(event.rawEvent);
 
     expect(seen).toHaveLength(1);
-    expect(seen[0]!.body).toEqual({
+    expect(seen[0]!.json).toEqual({
       model: "perplexity/sonar-deep-research",
       messages: [{ role: "user", content: query }],
       stream: true,
@@ -236,16 +239,7 @@ describe("openrouter: streamed research", () => {
   });
 
   it("maps a 402 before the stream to InsufficientCreditError, sent once", async () => {
-    let posts = 0;
-    server.use(
-      http.post(`${BASE}/chat/completions`, () => {
-        posts++;
-        return new HttpResponse(fixture("payment-required.json"), {
-          status: 402,
-          headers: { "content-type": "application/json" },
-        });
-      }),
-    );
+    server.route({ [COMPLETIONS]: jsonFixture("openrouter/payment-required.json", { status: 402 }) });
     const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
     const events = await collect(job);
     expect(events.map((e) => e.type)).toEqual(["error", "done"]);
@@ -255,43 +249,37 @@ describe("openrouter: streamed research", () => {
     const error = await job.result().catch((e: unknown) => e);
     expect(InsufficientCreditError.isInstance(error)).toBe(true);
     expect((error as Error).message).toMatch(/requires more credits.*Add credit/);
-    expect(posts).toBe(1);
+    expect(server.callsTo(COMPLETIONS)).toHaveLength(1);
   });
 
   it("retries a 429 refused with a status line (no run was started) and then streams", async () => {
-    let posts = 0;
-    server.use(
-      http.post(`${BASE}/chat/completions`, () => {
-        posts++;
-        if (posts === 1)
-          return HttpResponse.json(
-            {
-              error: {
-                code: 429,
-                message: "Rate limit exceeded",
-                metadata: { error_type: "rate_limit_exceeded" },
-              },
+    server.route({
+      [COMPLETIONS]: [
+        json(
+          {
+            error: {
+              code: 429,
+              message: "Rate limit exceeded",
+              metadata: { error_type: "rate_limit_exceeded" },
             },
-            { status: 429, headers: { "retry-after": "0" } },
-          );
-        return sseResponse(fixture("sonar-deep-research.sse"));
-      }),
-    );
+          },
+          { status: 429, headers: { "retry-after": "0" } },
+        ),
+        sseInPieces(fixture("sonar-deep-research.sse")),
+      ],
+    });
     const job = client().research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
     expect((await job.result()).status).toBe("completed");
-    expect(posts).toBe(2);
+    expect(server.callsTo(COMPLETIONS)).toHaveLength(2);
   });
 
   it("places [n] markers that arrive in the same chunk as the annotations or the citations list they number", async () => {
-    const chunk = (delta: object, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "gen-same", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+    const chunk = chunkOf("gen-same");
     const annotation = (url: string) => ({
       type: "url_citation",
       url_citation: { url, title: url.slice(8), start_index: 0, end_index: 0 },
     });
-    const end =
-      'data: {"id":"gen-same","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.001}}\n\n' +
-      "data: [DONE]\n\n";
+    const end = stopWith(chunk);
     serve(
       chunk({
         content: "Duties moved to 2027 [1]; thresholds slipped [2].",
@@ -318,12 +306,11 @@ describe("openrouter: streamed research", () => {
       },
     ]);
 
-    server.resetHandlers();
+    server.reset();
     serve(
-      chunk(
-        { content: "Duties moved to 2027 [1]; thresholds slipped [2]." },
-        { citations: ["https://example.org/a", "https://example.com/b"] },
-      ) + end,
+      chunk({ content: "Duties moved to 2027 [1]; thresholds slipped [2]." }, null, {
+        citations: ["https://example.org/a", "https://example.com/b"],
+      }) + end,
     );
     const viaList = await client()
       .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
@@ -344,8 +331,7 @@ describe("openrouter: streamed research", () => {
 
   it("keeps the title and excerpt of annotations that arrive after a top-level citations list already named their URLs", async () => {
     const list = ["https://example.org/a", "https://example.com/b"];
-    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "gen-list", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], citations: list, ...extra })}\n\n`;
+    const chunk = chunkOf("gen-list", { citations: list });
     const annotation = (url: string, title: string, content: string) => ({
       type: "url_citation",
       url_citation: { url, title, content, start_index: 0, end_index: 0 },
@@ -361,8 +347,7 @@ describe("openrouter: streamed research", () => {
             annotation(list[1]!, "Battery news", "Thresholds…"),
           ],
         }) +
-        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
-        "data: [DONE]\n\n",
+        stopWith(chunk),
     );
     const result = await client()
       .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
@@ -388,8 +373,7 @@ describe("openrouter: streamed research", () => {
   });
 
   it("places a [n] marker that a chunk boundary splits, whichever character the next delta starts with", async () => {
-    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "gen-split", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const chunk = chunkOf("gen-split");
     const annotation = (url: string) => ({
       type: "url_citation",
       url_citation: { url, title: url.slice(8), start_index: 0, end_index: 0 },
@@ -402,8 +386,7 @@ describe("openrouter: streamed research", () => {
         chunk({ content: "Duties moved to 2027 [" }) +
         chunk({ content: "1]; thresholds slipped [2" }) +
         chunk({ content: "]." }) +
-        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
-        "data: [DONE]\n\n",
+        stopWith(chunk),
     );
     const result = await client()
       .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
@@ -427,8 +410,7 @@ describe("openrouter: streamed research", () => {
   });
 
   it("a positioned annotation that arrives before its text gets no guessed position, and is placed when it is repeated after the text", async () => {
-    const chunk = (delta: object, finish: string | null = null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id: "gen-early", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }], ...extra })}\n\n`;
+    const chunk = chunkOf("gen-early");
     const text = "Passports 🔋 start in 2027 ([example.org](https://example.org/passport)).";
     const link = "([example.org](https://example.org/passport))";
     // Code points, OpenAI's unit: the battery emoji is one code point but two UTF-16 units.
@@ -446,8 +428,7 @@ describe("openrouter: streamed research", () => {
       chunk({ content: "Passports 🔋 ", annotations: [annotation] }) +
         chunk({ content: text.slice("Passports 🔋 ".length) }) +
         chunk({ content: "", annotations: [annotation] }) +
-        chunk({ content: "" }, "stop", { usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0.001 } }) +
-        "data: [DONE]\n\n",
+        stopWith(chunk),
     );
     const result = await client()
       .research.start({ model: "openrouter:openai/o4-mini-deep-research", query })
@@ -464,13 +445,8 @@ describe("openrouter: streamed research", () => {
   });
 
   it("ignores chunks and annotation kinds it does not know, without failing the job", async () => {
-    const sse =
-      ": OPENROUTER PROCESSING\n\n" +
-      'data: {"id":"gen-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi","annotations":[{"type":"file","file":{"hash":"h","name":"n"}},{"type":"url_citation","url_citation":{"title":"no url"}}]},"finish_reason":null}]}\n\n' +
-      'data: {"id":"gen-x","object":"some.future.object","choices":"not-a-list"}\n\n' +
-      "data: 42\n\n" +
-      'data: {"id":"gen-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"x"}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":0.001}}\n\n' +
-      "data: [DONE]\n\n";
+    // A keepalive, unknown annotation kinds, an unknown object, a bare number, a tool call.
+    const sse = fixture("unknown-chunks.sse");
     serve(sse);
     const result = await client()
       .research.start({ model: "openrouter:perplexity/sonar-deep-research", query })
@@ -512,17 +488,8 @@ describe("openrouter: what it cannot do, said clearly", () => {
 
   it("cancel() is transport-only and says that Perplexity keeps processing and billing", async () => {
     // A stream that stays open after its first chunk, like a long research run.
-    server.use(
-      http.post(`${BASE}/chat/completions`, () => {
-        const first = dataLines(fixture("sonar-deep-research.sse"))[0];
-        const stream = new ReadableStream<Uint8Array>({
-          start(controller) {
-            controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(first)}\n\n`));
-          },
-        });
-        return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-      }),
-    );
+    const first = sseData(fixture("sonar-deep-research.sse"))[0];
+    server.route({ [COMPLETIONS]: sseReply(sseEvent(first), { end: "hang" }) });
     const sonde = client();
     const job = sonde.research.start({ model: "openrouter:perplexity/sonar-deep-research", query });
     const events = [];
@@ -553,7 +520,7 @@ describe("openrouter: what it cannot do, said clearly", () => {
         reasoning: { includeThinking: false },
       });
       const events = await collect(job);
-      expect(seen[0]!.body).toMatchObject({ reasoning: { exclude: true } });
+      expect(seen[0]!.json).toMatchObject({ reasoning: { exclude: true } });
       // The upstream sent its reasoning anyway (the fixture has it): none of it surfaces.
       expect(events.filter((e) => e.type === "thinking")).toEqual([]);
       const kept = JSON.stringify(events);
@@ -592,7 +559,7 @@ describe("openrouter: what it cannot do, said clearly", () => {
   });
 
   it("get() whose connection fails rejects with a typed SondeError, not a raw fetch error", async () => {
-    server.use(http.get(`${BASE}/generation`, () => HttpResponse.error()));
+    server.route({ [`GET ${BASE}/generation`]: networkError() });
     const error = await client()
       .research.get({
         v: 1,

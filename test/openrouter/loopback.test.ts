@@ -8,7 +8,8 @@ import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { IndeterminateSubmissionError, Sonde, StreamInterruptedError, type Usage } from "../../src/index.js";
 import { type Loopback, startLoopback, writeThenCut } from "../helpers/loopback.js";
-import { collect, dataLines, fastRetry, fixture, KEY } from "./helpers.js";
+import { sseData, sseEvent } from "../helpers/sse.js";
+import { collect, fastRetry, fixture, KEY } from "./helpers.js";
 
 const sse = { "content-type": "text/event-stream", "x-generation-id": "gen-1767000000-AbCdEfGhIjKlMnOpQrSt" };
 const model = "openrouter:perplexity/sonar-deep-research";
@@ -194,13 +195,13 @@ describe("openrouter over a real socket", () => {
     const gc = runInNewContext("gc") as () => void;
     const chunks = 12_000;
     const piece = "x".repeat(2_000); // ~24 MB of reasoning in total
-    const envelope = dataLines(fixture("sonar-deep-research.sse"))[0] as Record<string, unknown>;
-    const reasoningChunk = `data: ${JSON.stringify({
+    const envelope = sseData(fixture("sonar-deep-research.sse"))[0] as Record<string, unknown>;
+    const reasoningChunk = sseEvent({
       ...envelope,
       choices: [
         { index: 0, delta: { role: "assistant", content: "", reasoning: piece }, finish_reason: null },
       ],
-    })}\n\n`;
+    });
     server = await startLoopback(async (_request, response) => {
       response.writeHead(200, sse);
       for (let i = 0; i < chunks; i++) {

@@ -5,8 +5,7 @@
  * back as HTTP 200, cancel outcomes and the cost of completed and cancelled runs.
  * Fixtures in test/fixtures/perplexity/, replayed in strict order over msw.
  */
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   AuthenticationError,
   IndeterminateSubmissionError,
@@ -18,6 +17,8 @@ import {
   Sonde,
   UnsupportedOptionError,
 } from "../../src/index.js";
+import { framing, sseText } from "../helpers/sse.js";
+import { createTestServer } from "../helpers/test-server.js";
 import { collect, type Exchange, fastRetry, fixtureText, replay, sseEvents, transcript } from "./helpers.js";
 
 const KEY = "pplx-test-0123456789abcdef";
@@ -25,10 +26,7 @@ const BASE = "https://perplexity.test";
 const model = "perplexity:medium";
 const query = "Vector DB pricing?";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const client = (settings: Record<string, unknown> = {}) =>
   new Sonde({
@@ -53,9 +51,8 @@ const cancelled = (
 const background = transcript("perplexity", "agent-background.json").exchanges;
 const completedSnapshot = background[2]!.response.body;
 
-/** SSE bytes of events `from` to `to` (exclusive) of a list, framed as Perplexity frames them. */
-const sse = (events: Record<string, unknown>[]) =>
-  events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("");
+/** SSE bytes of a list of events, framed as Perplexity frames them. */
+const sse = (events: Record<string, unknown>[]) => sseText(events, framing.perplexity);
 const post = (response: Exchange["response"]): Exchange => ({
   request: { method: "POST", path: "/v1/agent" },
   response,
@@ -134,8 +131,8 @@ describe("perplexity agent: the sample transcript (providers/perplexity/WIRE.md 
   });
 
   it("accepts named events and a trailing [DONE], as the SDKs parse them", async () => {
-    const named = sampleEvents.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join("");
-    replay(server, BASE, [post({ status: 200, sse: `${named}data: [DONE]\n\n` })]);
+    const named = sseText(sampleEvents, { ...framing.openai, done: true });
+    replay(server, BASE, [post({ status: 200, sse: named })]);
     const result = await client().research.start({ model, query }).result();
     expect(result.report).toBe(REPORT);
     expect(result.citations).toHaveLength(1);

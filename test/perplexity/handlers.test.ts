@@ -1,15 +1,12 @@
 /** `providerHandlers.perplexity`: the msw handlers users get, driven through the public client. */
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { handlers } from "../../providers/perplexity/testing.js";
 import { type JobRef, Sonde } from "../../src/index.js";
+import { createTestServer } from "../helpers/test-server.js";
 import { collect, fastRetry } from "./helpers.js";
 
 const BASE = "https://perplexity.test";
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const report = "Résumé 🔋: 電池規則 changed in 2025.";
 const citations = [{ url: "https://example.org/a", title: "A" }, { url: "https://example.org/b" }];
@@ -32,6 +29,28 @@ describe("providers/perplexity testing handlers", () => {
       ["https://example.org/b", "[web:2]"],
     ]);
     expect(result.usage).toMatchObject({ searches: 1, costUSD: 0.00304, costSource: "provider" });
+  });
+
+  it("a scripted [n] is written where it stands, as Perplexity cites: [web:N], the citation on it", async () => {
+    const inline = "Batteries 🔋 need passports [1]; recycled content rises [2] by 2031.";
+    server.use(...handlers({ baseURL: BASE, report: inline, citations }));
+    for (const stream of [true, false]) {
+      const result = await client({ stream }).research.start({ model, query: "q" }).result();
+      expect(result.report).toBe(
+        "Batteries 🔋 need passports [web:1]; recycled content rises [web:2] by 2031.",
+      );
+      expect(result.citations.map((c) => [c.url, result.report.slice(c.startIndex, c.endIndex)])).toEqual([
+        ["https://example.org/a", "[web:1]"],
+        ["https://example.org/b", "[web:2]"],
+      ]);
+      // Each citation sits on the claim it supports, not after the report.
+      expect(result.report.slice(0, result.citations[0]!.startIndex)).toBe("Batteries 🔋 need passports ");
+    }
+    // A source the report never marks is still cited (at the end); a marker past the sources stays text.
+    server.use(...handlers({ baseURL: BASE, report: "Only one [2] and [9].", citations }));
+    const partial = await client().research.start({ model, query: "q" }).result();
+    expect(partial.report).toBe("Only one [web:2] and [9]. [web:1]");
+    expect(partial.citations.map((c) => c.url)).toEqual(["https://example.org/b", "https://example.org/a"]);
   });
 
   it("replay the stream for a run re-attached from its ref", async () => {

@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
-import { HttpResponse, http } from "msw";
-import type { SetupServer } from "msw/node";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
+import { fixture } from "../helpers/fixtures.js";
+import { sseData } from "../helpers/sse.js";
+import { json, type Reply, sse, type TestServer } from "../helpers/test-server.js";
 
 export const fastRetry = { attempts: 3, minDelayMs: 1, maxDelayMs: 10 };
 
@@ -13,21 +13,15 @@ export interface Exchange {
 }
 
 export function fixtureText(dir: string, name: string): string {
-  return readFileSync(new URL(`../fixtures/${dir}/${name}`, import.meta.url), "utf8");
+  return fixture(`${dir}/${name}`);
 }
 
 export function transcript(dir: string, name: string): { description: string; exchanges: Exchange[] } {
   return JSON.parse(fixtureText(dir, name));
 }
 
-/** The `data:` payloads of an SSE body, in order. */
-export function sseEvents(text: string): Record<string, unknown>[] {
-  return text
-    .split("\n\n")
-    .map((block) => block.split("\n").find((line) => line.startsWith("data: ")))
-    .filter((line): line is string => line !== undefined && line !== "data: [DONE]")
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
-}
+/** The `data:` payloads of an SSE body, in order (`[DONE]` skipped). */
+export const sseEvents = (text: string) => sseData(text);
 
 export interface Seen {
   method: string;
@@ -37,42 +31,36 @@ export interface Seen {
   at: number;
 }
 
+/** An exchange's recorded answer as the test server serves it. */
+function replyOf(response: Exchange["response"]): Reply {
+  if (response.sse !== undefined)
+    return sse(response.sse, {
+      status: response.status,
+      headers: { "content-type": "text/event-stream; charset=utf-8", ...response.headers },
+    });
+  return json(response.body, {
+    status: response.status,
+    ...(response.headers && { headers: response.headers }),
+  });
+}
+
 /**
  * Replays a transcript strictly in order: request n must have exchange n's method and
  * path, or the test fails. Returns what was received.
  */
-export function replay(server: SetupServer, base: string, exchanges: Exchange[]): Seen[] {
+export function replay(server: TestServer, base: string, exchanges: Exchange[]): Seen[] {
   const seen: Seen[] = [];
-  server.use(
-    http.all(`${base}/*`, async ({ request }) => {
-      const url = new URL(request.url);
-      const query = url.search;
-      const text = await request.text();
-      seen.push({
-        method: request.method,
-        path: url.pathname.slice(new URL(base).pathname.replace(/\/$/, "").length) + query,
-        headers: request.headers,
-        body: text ? JSON.parse(text) : undefined,
-        at: performance.now(),
-      });
-      const exchange = exchanges[seen.length - 1];
-      const last = seen.at(-1)!;
-      if (!exchange || exchange.request.method !== last.method || exchange.request.path !== last.path)
-        return HttpResponse.json(
-          { error: `unexpected ${last.method} ${last.path} (exchange ${seen.length})` },
-          { status: 599 },
-        );
-      if (exchange.response.sse !== undefined)
-        return new HttpResponse(exchange.response.sse, {
-          status: exchange.response.status,
-          headers: { "content-type": "text/event-stream; charset=utf-8", ...exchange.response.headers },
-        });
-      return HttpResponse.json(exchange.response.body as never, {
-        status: exchange.response.status,
-        headers: exchange.response.headers,
-      });
-    }),
-  );
+  const prefix = new URL(base).pathname.replace(/\/$/, "").length;
+  server.route({
+    [`ALL ${base}/*`]: (call) => {
+      const path = call.url.pathname.slice(prefix) + call.url.search;
+      seen.push({ method: call.method, path, headers: call.headers, body: call.json, at: call.at });
+      const exchange = exchanges[call.n];
+      if (!exchange || exchange.request.method !== call.method || exchange.request.path !== path)
+        return json({ error: `unexpected ${call.method} ${path} (exchange ${call.n + 1})` }, { status: 599 });
+      return replyOf(exchange.response);
+    },
+  });
   return seen;
 }
 

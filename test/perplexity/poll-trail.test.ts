@@ -5,10 +5,10 @@
  * never again for a search the live stream already completed from `response.reasoning.*`
  * (also after attach with a refused replay). Fixtures: test/fixtures/perplexity/ (P6 captures).
  */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ResearchEvent, Sonde } from "../../src/index.js";
+import { framing, sseText } from "../helpers/sse.js";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
 import { collect, fastRetry, fixtureText, replay, sseEvents, transcript } from "./helpers.js";
 
 const BASE = "https://perplexity.test";
@@ -16,10 +16,7 @@ const model = "perplexity:medium";
 const query = "Vector DB pricing?";
 const RID = "resp_d60f3e03-57e0-4048-994f-69b29a6d2ce7";
 
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const client = (settings: Record<string, unknown> = {}) =>
   new Sonde({
@@ -51,20 +48,15 @@ const QDRANT = ["open_page", "completed", "https://qdrant.tech/pricing/"];
 /** The sample stream up to its live search's results, then a refused resume and a poll. */
 function cutAfterLiveSearch() {
   const head = sampleEvents.slice(0, 4); // …, search_queries, search_results (sequence_number 3)
-  server.use(
-    http.post(
-      `${BASE}/v1/agent`,
-      () =>
-        new HttpResponse(head.map((e) => `data: ${JSON.stringify(e)}\n\n`).join(""), {
-          headers: { "content-type": "text/event-stream" },
-        }),
-    ),
-    http.get(`${BASE}/v1/agent/${RID}`, ({ request }) =>
-      new URL(request.url).searchParams.get("stream") === "true"
-        ? HttpResponse.json(expired.body as never, { status: expired.status })
-        : HttpResponse.json(completedSnapshot as never),
-    ),
-  );
+  server.route({
+    [`POST ${BASE}/v1/agent`]: sse(sseText(head, framing.perplexity), {
+      headers: { "content-type": "text/event-stream" },
+    }),
+    [`GET ${BASE}/v1/agent/${RID}`]: (call) =>
+      call.url.searchParams.get("stream") === "true"
+        ? json(expired.body, { status: expired.status })
+        : json(completedSnapshot),
+  });
 }
 
 describe("perplexity: the trail of a polled job", () => {

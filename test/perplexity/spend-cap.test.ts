@@ -3,17 +3,14 @@
  * counts, then the streamed text) crosses the cap mid-stream, Sonde POSTs the cancel once,
  * and the job ends `incomplete` with a `cost-cap` gap, the partial report and its cost.
  */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { Sonde } from "../../src/index.js";
+import { framing, sseText } from "../helpers/sse.js";
+import { createTestServer, json, sse } from "../helpers/test-server.js";
 import { collect, fastRetry, fixtureText, sseEvents } from "./helpers.js";
 
 const BASE = "https://perplexity.test";
-const server = setupServer();
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterEach(() => server.resetHandlers());
-afterAll(() => server.close());
+const server = createTestServer();
 
 const sample = sseEvents(fixtureText("perplexity", "agent-sample.sse"));
 const RID = "resp_d60f3e03-57e0-4048-994f-69b29a6d2ce7";
@@ -27,38 +24,26 @@ const cancelled = (
 
 it("crossing the cap mid-stream POSTs one cancel and ends incomplete with the partial report", async () => {
   const running = sample.filter((event) => event.type !== "response.completed");
-  const encoder = new TextEncoder();
   let close = () => {};
+  const cancelled_ = new Promise<void>((resolve) => {
+    close = resolve;
+  });
   const paths: string[] = [];
-  server.use(
-    http.all(`${BASE}/*`, ({ request }) => {
-      const path = `${request.method} ${new URL(request.url).pathname}`;
+  const body = sseText(running, framing.perplexity);
+  server.route({
+    [`ALL ${BASE}/*`]: (call) => {
+      const path = `${call.method} ${call.url.pathname}`;
       paths.push(path);
-      if (path === "POST /v1/agent") {
-        const stream = new ReadableStream<Uint8Array>({
-          start(controller) {
-            for (const event of running)
-              controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
-            // The run goes on (and bills) until it is cancelled.
-            close = () => {
-              try {
-                controller.close();
-              } catch {
-                // The client already disconnected.
-              }
-            };
-          },
-        });
-        return new HttpResponse(stream, { headers: { "content-type": "text/event-stream" } });
-      }
+      // The run goes on (and bills) until it is cancelled.
+      if (path === "POST /v1/agent") return sse(body, { gate: { after: running.length, until: cancelled_ } });
       if (path === `POST /v1/agent/${RID}/cancel`) {
         setTimeout(close, 1);
-        return HttpResponse.json(errors.cancelAck!.body as never, { status: errors.cancelAck!.status });
+        return json(errors.cancelAck!.body, { status: errors.cancelAck!.status });
       }
-      if (path === `GET /v1/agent/${RID}`) return HttpResponse.json({ ...cancelled, id: RID } as never);
-      return HttpResponse.json({ error: "unscripted" }, { status: 500 });
-    }),
-  );
+      if (path === `GET /v1/agent/${RID}`) return json({ ...cancelled, id: RID });
+      return json({ error: "unscripted" }, { status: 500 });
+    },
+  });
   const client = new Sonde({
     perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: BASE, cancelWaitMs: 2_000 },
     retry: fastRetry,

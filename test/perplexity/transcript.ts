@@ -7,6 +7,7 @@
  * emoji with `[web:N]` markers (some split across deltas), and `response.completed` with
  * the full output and `usage.cost`. Resume helpers are the OpenAI transcript's.
  */
+import { sseEvent } from "../helpers/sse.js";
 import { frame, prng, type Transcript } from "../openai/transcript.js";
 
 export const AGENT_RESPONSE_ID = "resp_5eed0000-7c0f-4fee-9a11-0000000000aa";
@@ -170,7 +171,7 @@ export function agentTranscript(
 
   return {
     // Bare `data:` lines, no `event:` line (providers/perplexity/WIRE.md §4).
-    ...frame(events, (event) => `data: ${JSON.stringify(event)}\n\n`),
+    ...frame(events, (event) => sseEvent(event)),
     final,
     running: snapshot("in_progress", { output: output.slice(0, 2) }),
     report,

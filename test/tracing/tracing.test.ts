@@ -12,7 +12,6 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { HttpResponse } from "msw";
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { Sonde } from "../../src/index.js";
@@ -31,9 +30,9 @@ import {
   client as geminiClient,
   geminiServer,
   running,
-  sseResponse,
 } from "../gemini/helpers.js";
 import { startLoopback } from "../helpers/loopback.js";
+import { json, sse } from "../helpers/test-server.js";
 import { fastRetry, transcript } from "../perplexity/helpers.js";
 
 const exporter = new InMemorySpanExporter();
@@ -69,8 +68,8 @@ describe("sonde/tracing", () => {
     const part = blocks(research).slice(0, 25).join("");
     const { handlers } = geminiServer({
       create: () => droppedResponse(part),
-      get: () => HttpResponse.json(running(stored)),
-      stream: (_call, lastEventId) => sseResponse(eventsAfter(research, lastEventId)),
+      get: () => json(running(stored)),
+      stream: (_call, lastEventId) => sse(eventsAfter(research, lastEventId)),
     });
     server.use(...handlers);
     const client = geminiClient({ telemetry });
@@ -113,7 +112,7 @@ describe("sonde/tracing", () => {
     const stored = fixtureJson("research.interaction.json");
     const { handlers } = geminiServer({
       create: () => droppedResponse(blocks(research).slice(0, 25).join("")),
-      get: (call) => HttpResponse.json(call === 0 ? running(stored) : stored),
+      get: (call) => json(call === 0 ? running(stored) : stored),
       stream: () => errorResponse("error-resume-refused.json", 400),
     });
     server.use(...handlers);

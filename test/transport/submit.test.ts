@@ -3,32 +3,28 @@
  * A gateway's 502 or timeout (504, Cloudflare's 524) proves nothing: the engine behind the
  * gateway may have accepted the job and be billing for it.
  */
-import { HttpResponse, http } from "msw";
-import { setupServer } from "msw/node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   IndeterminateSubmissionError,
   ProviderUnavailableError,
   RateLimitError,
   Sonde,
 } from "../../src/index.js";
+import { createTestServer, json } from "../helpers/test-server.js";
 
 const BASE = "https://submit.test/v1";
+const RESPONSES = `POST ${BASE}/responses`;
 let status = 504;
-let posts = 0;
-const server = setupServer(
-  http.post(`${BASE}/responses`, () => {
-    posts++;
-    if (status === 429)
-      return HttpResponse.json(
-        { error: { message: "Rate limit reached for requests", type: "requests" } },
-        { status, headers: { "retry-after": "30" } },
-      );
-    return HttpResponse.json({ error: { message: "upstream request timeout" } }, { status });
-  }),
-);
-beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
-afterAll(() => server.close());
+const server = createTestServer({
+  [RESPONSES]: () =>
+    status === 429
+      ? json(
+          { error: { message: "Rate limit reached for requests", type: "requests" } },
+          { status, headers: { "retry-after": "30" } },
+        )
+      : json({ error: { message: "upstream request timeout" } }, { status }),
+});
+const posts = () => server.callsTo(RESPONSES).length;
 
 const client = () =>
   new Sonde({
@@ -42,10 +38,9 @@ describe("job submission", () => {
     "a %i from a gateway on the POST is indeterminate and never resent",
     async (code) => {
       status = code;
-      posts = 0;
       const job = client().research.start({ model: "openai:gpt-5.5-pro", query: "q" });
       const error = await job.result().catch((e: unknown) => e);
-      expect(posts).toBe(1);
+      expect(posts()).toBe(1);
       expect(IndeterminateSubmissionError.isInstance(error)).toBe(true);
       expect(error).toMatchObject({ retryable: false, status: code });
     },
@@ -53,23 +48,21 @@ describe("job submission", () => {
 
   it("a 503 proves nothing was created: the POST is retried under the policy", async () => {
     status = 503;
-    posts = 0;
     const error = await client()
       .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
       .result()
       .catch((e: unknown) => e);
-    expect(posts).toBe(4);
+    expect(posts()).toBe(4);
     expect(ProviderUnavailableError.isInstance(error)).toBe(true);
   });
 
   it("a 429 on the POST asking for longer than retry.maxDelayMs is surfaced at once (any engine)", async () => {
     status = 429;
-    posts = 0;
     const error = await client()
       .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
       .result()
       .catch((e: unknown) => e);
-    expect(posts).toBe(1);
+    expect(posts()).toBe(1);
     expect(RateLimitError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ retryAfterMs: 30_000, provider: "openai" });
   });

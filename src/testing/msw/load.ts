@@ -12,7 +12,11 @@ let loaded: typeof Msw | undefined;
 export function loadMsw(): typeof Msw {
   if (loaded) return loaded;
   const module = process.getBuiltinModule("node:module");
-  const require = module.createRequire(typeof __filename === "string" ? __filename : import.meta.url);
+  // ESM has import.meta.url; the CJS build has no import.meta (tsup leaves it empty) and
+  // uses __filename. Not the other way round: under `node --eval` a global __filename
+  // ("[eval]") is visible to ESM too, and createRequire refuses it.
+  const from = (import.meta as { url?: string }).url ?? __filename;
+  const require = module.createRequire(from);
   try {
     loaded = require("msw") as typeof Msw;
   } catch (error) {
