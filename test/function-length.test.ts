@@ -17,12 +17,7 @@ const root = resolve(import.meta.dirname, "..");
  * merged and the function is split. A listed function that shrinks under the limit fails the
  * test too, so the list cannot go stale.
  */
-const allowed = new Map<string, string>([
-  // s3-perf reworked the Responses protocol module (hot path); split after merge.
-  ["src/protocols/responses/adapter.ts:responsesAdapter", "s3-perf"],
-  // s3-lean is polishing the CLI; `run` is 2 lines over (its "research" case can be its own function).
-  ["src/cli/main.ts:run", "s3-lean"],
-]);
+const allowed = new Map<string, string>([]);
 
 interface Measured {
   key: string;

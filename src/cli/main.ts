@@ -106,8 +106,8 @@ async function stream(
   return result.status === "completed" ? 0 : 1;
 }
 
-export async function run(argv: string[], io: Io, given?: Sonde): Promise<number> {
-  const { values, positionals } = parseArgs({
+const parseFlags = (argv: string[]) =>
+  parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -126,6 +126,10 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
       version: { type: "boolean", short: "v" },
     },
   });
+type Flags = ReturnType<typeof parseFlags>["values"];
+
+export async function run(argv: string[], io: Io, given?: Sonde): Promise<number> {
+  const { values, positionals } = parseFlags(argv);
   const [command, argument] = positionals;
   if (values.version) {
     io.stdout(`${version()}\n`);
@@ -141,45 +145,8 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
   const portable = portableSettings(model, values, env);
   const client = given ?? new Sonde({ env, ...(portable && { portable }) });
   switch (command) {
-    case "research": {
-      if (!argument) throw new UsageError('missing "<query>"', command);
-      if (!values.model)
-        throw new UsageError("missing --model <provider:model> (see `sonde models`)", command);
-      const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
-      if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
-        throw new UsageError(
-          `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
-          command,
-        );
-      const maxCostUSD = maxCostOf(values["max-cost"], command);
-      // The cap is enforced by the process that follows the job; a detached job has none.
-      if (maxCostUSD !== undefined && values.detach)
-        throw new UsageError(
-          "--max-cost needs this process to follow the job, so it cannot go with --detach; pass --max-cost to `sonde attach` instead",
-          command,
-        );
-      const request = {
-        model: values.model,
-        query: argument,
-        ...(timeoutMs && { timeoutMs }),
-        ...(maxCostUSD !== undefined && { budget: { maxCostUSD } }),
-      };
-      io.stderr(renderEstimate(client.research.estimate(request)));
-      const job = client.research.start(request);
-      if (values.detach) {
-        await job.created();
-        io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);
-        // A local job would keep this process alive: pause it instead, attach continues it.
-        await job.detach();
-        io.stderr(
-          job.toRef().provider === "portable"
-            ? "Detached: the local job is paused with its progress saved. Continue it with `sonde attach <ref.json>`.\n"
-            : "Detached: the job keeps running. Re-attach with `sonde attach <ref.json>`.\n",
-        );
-        return 0;
-      }
-      return stream(job, io, values);
-    }
+    case "research":
+      return research(argument, values, client, io);
     case "attach": {
       const maxCostUSD = maxCostOf(values["max-cost"], command);
       const progress = new Progress();
@@ -209,24 +176,70 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
       for (const m of models) io.stdout(`${describeModel(m, now)}\n`);
       return 0;
     }
-    case "replay": {
-      if (!argument) throw new UsageError("missing <events.jsonl>", command);
-      const aggregator = new ResultAggregator();
-      for (const line of readFileSync(argument, "utf8").split("\n")) {
-        if (!line.trim()) continue;
-        const event = ResearchEvent.parse(JSON.parse(line));
-        aggregator.add(event);
-      }
-      const result = aggregator.result();
-      io.stdout(`${result.report}\n${renderSources(result)}`);
-      io.stderr(
-        `replayed: status ${result.status}, ${result.citations.length} sources, ${dollars(result.usage.costUSD)}\n`,
-      );
-      return 0;
-    }
+    case "replay":
+      return replay(argument, io);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** `sonde research "<query>" --model …`: estimate, start, then follow (or detach). */
+async function research(argument: string | undefined, values: Flags, client: Sonde, io: Io): Promise<number> {
+  const command = "research";
+  if (!argument) throw new UsageError('missing "<query>"', command);
+  if (!values.model) throw new UsageError("missing --model <provider:model> (see `sonde models`)", command);
+  const timeoutMs = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs > 0))
+    throw new UsageError(
+      `--timeout takes milliseconds as a positive whole number, not "${values.timeout}"`,
+      command,
+    );
+  const maxCostUSD = maxCostOf(values["max-cost"], command);
+  // The cap is enforced by the process that follows the job; a detached job has none.
+  if (maxCostUSD !== undefined && values.detach)
+    throw new UsageError(
+      "--max-cost needs this process to follow the job, so it cannot go with --detach; pass --max-cost to `sonde attach` instead",
+      command,
+    );
+  const request = {
+    model: values.model,
+    query: argument,
+    ...(timeoutMs && { timeoutMs }),
+    ...(maxCostUSD !== undefined && { budget: { maxCostUSD } }),
+  };
+  io.stderr(renderEstimate(client.research.estimate(request)));
+  const job = client.research.start(request);
+  if (values.detach) {
+    await job.created();
+    io.stdout(`${JSON.stringify(job.toRef(), null, 2)}\n`);
+    // A local job would keep this process alive: pause it instead, attach continues it.
+    await job.detach();
+    io.stderr(
+      job.toRef().provider === "portable"
+        ? "Detached: the local job is paused with its progress saved. Continue it with `sonde attach <ref.json>`.\n"
+        : "Detached: the job keeps running. Re-attach with `sonde attach <ref.json>`.\n",
+    );
+    return 0;
+  }
+  return stream(job, io, values);
+}
+
+/** `sonde replay <events.jsonl>`: a recorded job's report and sources, no network. */
+function replay(argument: string | undefined, io: Io): number {
+  const command = "replay";
+  if (!argument) throw new UsageError("missing <events.jsonl>", command);
+  const aggregator = new ResultAggregator();
+  for (const line of readFileSync(argument, "utf8").split("\n")) {
+    if (!line.trim()) continue;
+    const event = ResearchEvent.parse(JSON.parse(line));
+    aggregator.add(event);
+  }
+  const result = aggregator.result();
+  io.stdout(`${result.report}\n${renderSources(result)}`);
+  io.stderr(
+    `replayed: status ${result.status}, ${result.citations.length} sources, ${dollars(result.usage.costUSD)}\n`,
+  );
+  return 0;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
-import { InvalidRefError, InvalidRequestError, ProviderUnavailableError } from "../../errors.js";
+import { InvalidRefError, InvalidRequestError } from "../../errors.js";
 import { isTerminal } from "../../events.js";
 import {
   type CancelReport,
@@ -19,10 +19,10 @@ import {
 import type { JobRef } from "../../ref.js";
 import type { RequestOption } from "../../request.js";
 import { LastBatch, readResumeState } from "../../resume-state.js";
-import { pollUntilTerminal } from "../../transport/poll.js";
 import type { ResponsesEngine } from "./dialect.js";
+import { retrieveResponse, settleResponse } from "./retrieve.js";
 import { ResponsesSession } from "./session.js";
-import { cancelOutcome, isTerminalWireStatus, jobStatusOf } from "./status.js";
+import { cancelOutcome, jobStatusOf } from "./status.js";
 import { reportOf } from "./text.js";
 import { WireResponse } from "./wire.js";
 
@@ -98,7 +98,7 @@ function attachPoint(ref: JobRef, resume: ResumeState) {
 
 export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdapter {
   const { engine } = options;
-  const { dialect, endpoints } = engine;
+  const { dialect } = engine;
   const provider = dialect.provider;
 
   const modelOf = (ref: JobRef): ModelInfo => {
@@ -109,46 +109,6 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
         `The ref names "${ref.model}", which is not a ${dialect.label} model.`,
       );
     return info;
-  };
-
-  const parse = (json: unknown): WireResponse => {
-    const parsed = WireResponse.safeParse(json);
-    if (!parsed.success)
-      throw new ProviderUnavailableError(
-        `${provider}: the response could not be read (no Response object).`,
-        {
-          provider,
-        },
-      );
-    return parsed.data;
-  };
-
-  const retrieve = async (ref: JobRef, context: ProviderContext, signal?: AbortSignal) =>
-    parse(
-      await endpoints
-        .http(context)
-        .get(endpoints.responsePath(context, ref.jobId), { ...(signal && { signal }) })
-        .json(),
-    );
-
-  /** Polls until terminal or `waitMs` passes; the last snapshot seen. */
-  const settle = async (ref: JobRef, context: ProviderContext, first: WireResponse, waitMs: number) => {
-    let last = first;
-    if (waitMs <= 0 || isTerminalWireStatus(last.status)) return last;
-    const signal = AbortSignal.timeout(waitMs);
-    try {
-      for await (const snapshot of pollUntilTerminal({
-        provider,
-        fetch: async (s) => ({ value: await retrieve(ref, context, s) }),
-        isTerminal: (value) => isTerminalWireStatus(value.status),
-        policy: context.retry,
-        signal,
-      }))
-        last = snapshot;
-    } catch (error) {
-      if (!signal.aborted) throw error;
-    }
-    return last;
   };
 
   return {
@@ -170,83 +130,96 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
       });
     },
 
-    attach(ref, context) {
-      const resume = resumeOf(ref);
-      return new ResponsesSession({
-        engine,
-        context,
-        model: modelOf(ref),
-        catalogId: ref.model,
-        includeThinking: resume.includeThinking !== false,
-        ...(resume.pollOnly && { pollOnly: true }),
-        attached: {
-          jobId: ref.jobId,
-          cursor: ref.cursor,
-          ...attachPoint(ref, resume),
-          resume: {
-            reportLength: resume.reportLength ?? 0,
-            citations: resume.citations ?? 0,
-            trail: resume.trail ?? 0,
-            ...(resume.last && { last: { ...resume.last, trail: resume.last.trail ?? 0 } }),
-          },
-          ...(resume.polling && { polling: true }),
-          ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
-        },
-      });
-    },
+    attach: (ref, context) => attachSession(engine, ref, context, modelOf(ref)),
 
     /** One GET. The report and its citations are included once the job has ended. */
-    async get(ref, context): Promise<SnapshotReport> {
-      const response = await retrieve(ref, context);
-      const status = jobStatusOf(response.status);
-      const final = reportOf(response, dialect);
-      const ended = isTerminal(status);
-      const searches = final.searchIds.length;
-      return {
-        provider,
-        model: ref.model,
-        jobId: response.id,
-        status,
-        ...(ended && final.text && { report: final.text, citations: final.citations }),
-        ...((response.usage || searches > 0 || final.fetches > 0) && {
-          usage: dialect.usage(response.usage, { searches, fetches: final.fetches }),
-        }),
-        ...(response.error && {
-          error: {
-            code: response.error.code ?? response.error.type ?? "failed",
-            message: response.error.message ?? "",
-          },
-        }),
-        raw: response,
-      };
-    },
+    get: async (ref, context) => snapshotOf(engine, ref, await retrieveResponse(engine, ref, context)),
 
-    async cancel(ref, context): Promise<CancelReport> {
-      let response: WireResponse;
-      let acked = false;
-      try {
-        const json = await endpoints.http(context).post(endpoints.cancelPath(context, ref.jobId)).json();
-        const parsed = WireResponse.safeParse(json);
-        // OpenAI answers with the Response; Perplexity with an ack (`cancelling`): then look.
-        acked = !parsed.success;
-        response = parsed.success ? parsed.data : await retrieve(ref, context);
-      } catch (error) {
-        // A refused cancel (e.g. the job already ended): say what state it is in.
-        if (!InvalidRequestError.isInstance(error)) throw error;
-        response = await retrieve(ref, context);
-        if (!isTerminal(jobStatusOf(response.status))) throw error;
-      }
-      if (acked) response = await settle(ref, context, response, options.cancelWaitMs?.(context) ?? 0);
-      const outcome = cancelOutcome(dialect.label, jobStatusOf(response.status));
-      if (outcome.outcome !== "cancelled") return outcome;
-      // A cancelled run's usage is null: what its output shows is still worth an estimate.
-      const final = reportOf(response, dialect);
-      const searches = final.searchIds.length;
-      const counted = response.usage || searches > 0 || final.fetches > 0;
-      return {
-        ...outcome,
-        ...(counted && { usage: dialect.usage(response.usage, { searches, fetches: final.fetches }) }),
-      };
-    },
+    cancel: (ref, context) => cancelResponse(engine, ref, context, options.cancelWaitMs?.(context) ?? 0),
   };
+}
+
+function attachSession(engine: ResponsesEngine, ref: JobRef, context: ProviderContext, model: ModelInfo) {
+  const resume = resumeOf(ref);
+  return new ResponsesSession({
+    engine,
+    context,
+    model,
+    catalogId: ref.model,
+    includeThinking: resume.includeThinking !== false,
+    ...(resume.pollOnly && { pollOnly: true }),
+    attached: {
+      jobId: ref.jobId,
+      cursor: ref.cursor,
+      ...attachPoint(ref, resume),
+      resume: {
+        reportLength: resume.reportLength ?? 0,
+        citations: resume.citations ?? 0,
+        trail: resume.trail ?? 0,
+        ...(resume.last && { last: { ...resume.last, trail: resume.last.trail ?? 0 } }),
+      },
+      ...(resume.polling && { polling: true }),
+      ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
+    },
+  });
+}
+
+/** What its output shows counts even when `usage` is null (a cancelled run). */
+function usageOf(engine: ResponsesEngine, response: WireResponse) {
+  const final = reportOf(response, engine.dialect);
+  const searches = final.searchIds.length;
+  const counted = response.usage || searches > 0 || final.fetches > 0;
+  return {
+    final,
+    usage: counted ? engine.dialect.usage(response.usage, { searches, fetches: final.fetches }) : undefined,
+  };
+}
+
+function snapshotOf(engine: ResponsesEngine, ref: JobRef, response: WireResponse): SnapshotReport {
+  const status = jobStatusOf(response.status);
+  const { final, usage } = usageOf(engine, response);
+  return {
+    provider: engine.dialect.provider,
+    model: ref.model,
+    jobId: response.id,
+    status,
+    ...(isTerminal(status) && final.text && { report: final.text, citations: final.citations }),
+    ...(usage && { usage }),
+    ...(response.error && {
+      error: {
+        code: response.error.code ?? response.error.type ?? "failed",
+        message: response.error.message ?? "",
+      },
+    }),
+    raw: response,
+  };
+}
+
+async function cancelResponse(
+  engine: ResponsesEngine,
+  ref: JobRef,
+  context: ProviderContext,
+  waitMs: number,
+): Promise<CancelReport> {
+  const { endpoints, dialect } = engine;
+  let response: WireResponse;
+  let acked = false;
+  try {
+    const json = await endpoints.http(context).post(endpoints.cancelPath(context, ref.jobId)).json();
+    const parsed = WireResponse.safeParse(json);
+    // OpenAI answers with the Response; Perplexity with an ack (`cancelling`): then look.
+    acked = !parsed.success;
+    response = parsed.success ? parsed.data : await retrieveResponse(engine, ref, context);
+  } catch (error) {
+    // A refused cancel (e.g. the job already ended): say what state it is in.
+    if (!InvalidRequestError.isInstance(error)) throw error;
+    response = await retrieveResponse(engine, ref, context);
+    if (!isTerminal(jobStatusOf(response.status))) throw error;
+  }
+  if (acked) response = await settleResponse(engine, ref, context, response, waitMs);
+  const outcome = cancelOutcome(dialect.label, jobStatusOf(response.status));
+  if (outcome.outcome !== "cancelled") return outcome;
+  // A cancelled run's usage is null: what its output shows is still worth an estimate.
+  const { usage } = usageOf(engine, response);
+  return { ...outcome, ...(usage && { usage }) };
 }
