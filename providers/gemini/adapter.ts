@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import { gemini } from "../../catalog/gemini.js";
-import { InvalidRefError, SondeError } from "../../src/errors.js";
+import { SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
 import {
   type CancelOutcome,
