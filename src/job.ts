@@ -103,8 +103,11 @@ export interface JobInit {
   maxCostUSD?: number | undefined;
   /** The model only polls, so a polled snapshot is not a fallback from streaming. */
   pollOnly?: boolean;
-  /** An integration watching the job (tracing). */
-  observer?: JobObserver | undefined;
+  /**
+   * Builds the integration watching the job (tracing), called when the job first runs, is
+   * cancelled or ends: a job that is never consumed opens no span it could never close.
+   */
+  observe?: (() => JobObserver | undefined) | undefined;
 }
 
 /** Reason used to stop the transport after a confirmed cancel (not an abort). */
@@ -172,7 +175,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
   readonly #spend: SpendMeter | undefined;
-  readonly #observer: JobObserver | undefined;
+  #observer: JobObserver | undefined;
+  #observe: (() => JobObserver | undefined) | undefined;
   #pollFallback = false;
   readonly #result: Promise<ResearchResult>;
   // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
@@ -187,7 +191,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#init = init;
     this.#session = init.session;
     this.#spend = init.maxCostUSD !== undefined ? new SpendMeter(init.maxCostUSD, init.pricing) : undefined;
-    this.#observer = init.observer;
+    this.#observe = init.observe;
     this.#result = new Promise<ResearchResult>((resolve, reject) => {
       this.#settle = { resolve, reject };
     });
@@ -378,6 +382,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       return outcome;
     }
     const outcome = await this.#init.cancel(this.toRef());
+    this.#watch();
     notify(this.#observer, { type: "cancel", by: "user", outcome });
     if (outcome.outcome === "already-terminal") return outcome;
     if (outcome.outcome === "cancelled" || outcome.outcome === "transport-only") {
@@ -639,6 +644,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   async *#drive(batched = false): AsyncGenerator<ResearchEvent[]> {
     this.#started = true;
+    this.#watch();
     this.#startClock();
     const signal = this.#controller.signal;
     let finalStatus: JobStatus | undefined;
@@ -784,7 +790,16 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
   }
 
+  /** Builds the observer once, the first time the job runs or settles (see `JobInit.observe`). */
+  #watch(): void {
+    const observe = this.#observe;
+    if (observe === undefined) return;
+    this.#observe = undefined;
+    this.#observer = observe();
+  }
+
   #ended(status: JobStatus | "aborted", error?: Error): void {
+    this.#watch();
     notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }
 

@@ -122,15 +122,16 @@ export class ResearchNamespace {
     return new ResearchJob({
       maxCostUSD,
       pollOnly,
-      observer: this.#observe({
-        provider: resolved.provider,
-        model: resolved.modelInfo.id,
-        providerModel: resolved.providerModel,
-        attached: false,
-        pollOnly,
-        redact,
-        ...(maxCostUSD !== undefined && { maxCostUSD }),
-      }),
+      observe: () =>
+        this.#observe({
+          provider: resolved.provider,
+          model: resolved.modelInfo.id,
+          providerModel: resolved.providerModel,
+          attached: false,
+          pollOnly,
+          redact,
+          ...(maxCostUSD !== undefined && { maxCostUSD }),
+        }),
       provider: resolved.provider,
       model: resolved.modelInfo.id,
       pricing: resolved.modelInfo.pricing,
@@ -175,16 +176,17 @@ export class ResearchNamespace {
     return new ResearchJob({
       maxCostUSD,
       pollOnly,
-      observer: this.#observe({
-        provider: parsed.provider,
-        model: parsed.model,
-        providerModel: info.model,
-        attached: true,
-        jobId: parsed.jobId,
-        pollOnly,
-        redact,
-        ...(maxCostUSD !== undefined && { maxCostUSD }),
-      }),
+      observe: () =>
+        this.#observe({
+          provider: parsed.provider,
+          model: parsed.model,
+          providerModel: info.model,
+          attached: true,
+          jobId: parsed.jobId,
+          pollOnly,
+          redact,
+          ...(maxCostUSD !== undefined && { maxCostUSD }),
+        }),
       provider: parsed.provider,
       model: parsed.model,
       pricing: info.pricing,

@@ -225,6 +225,29 @@ describe("sonde/tracing", () => {
     expectNoSecret(span, OPENAI_KEY);
   });
 
+  it("a job that is never consumed opens no span; its span starts when it first runs and ends with it", async () => {
+    mockResearch("later").always().register();
+    const started: string[] = [];
+    const counting = sondeTracing({
+      tracer: {
+        ...tracerProvider.getTracer("sonde"),
+        startSpan: (name, options, context) => {
+          started.push(name);
+          return tracerProvider.getTracer("sonde").startSpan(name, options, context);
+        },
+      } as ReturnType<typeof tracerProvider.getTracer>,
+    });
+    const client = new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {}, telemetry: counting });
+    const idle = client.research.start({ model: "openai:gpt-5.5-pro", query: "never run" });
+    const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "run" });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(started).toEqual([]); // before: a span per start(), left open by the idle job
+    await job.result();
+    expect(started).toHaveLength(1);
+    expect(onlySpan().attributes).toMatchObject({ "sonde.status": "completed" });
+    expect(idle.status).toBe("queued");
+  });
+
   it("a client without telemetry records nothing, and the core never imports the tracing entry", async () => {
     mockResearch("quiet").always().register();
     await new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {} }).research
