@@ -112,7 +112,9 @@ describe("spend cap in the job", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
     // Never silent: the job ended above its cap; the result, the stream and the log say so.
     expect(events.filter((e) => e.type === "gap")).toEqual([
-      expect.objectContaining({ gap: { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) } }),
+      expect.objectContaining({
+        gap: { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) },
+      }),
     ]);
     expect(events.at(-2)?.type).toBe("gap");
     expect((await job.result()).gaps).toHaveLength(1);

@@ -95,7 +95,10 @@ it("the interaction finished before the cap's cancel: the job completes whole, a
   };
   expect(result.gaps).toEqual([gap]);
   // Delivered as an event too, just before `done`, so a stream consumer sees it.
-  expect(events.slice(-2)).toMatchObject([{ type: "gap", gap }, { type: "done", status: "completed" }]);
+  expect(events.slice(-2)).toMatchObject([
+    { type: "gap", gap },
+    { type: "done", status: "completed" },
+  ]);
   server.use(...geminiServer({ create: () => sse(research) }).handlers);
   expect(result.report).toBe((await client().research.start({ model, query: "q" }).result()).report);
 });

@@ -104,5 +104,7 @@ it("a consumer that stops at the terminal status still gets the above-cap gap on
   for await (const event of job) if (event.type === "status" && event.status === "completed") break;
   const result = await job.result();
   expect(result.status).toBe("completed");
-  expect(result.gaps).toEqual([{ kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) }]);
+  expect(result.gaps).toEqual([
+    { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) },
+  ]);
 });
