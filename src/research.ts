@@ -304,12 +304,16 @@ export class ResearchNamespace {
     // A ref of an engine this client lacks: say which engine to add, before "unknown model".
     this.#adapter(ref.provider);
     const info = findIn(this.#models, ref.model);
-    if (!info || info.provider !== ref.provider) {
+    if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know.`,
+        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
       );
-    }
+    if (!info)
+      throw new InvalidRefError(
+        "model",
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+      );
     return info;
   }
 
