@@ -298,6 +298,13 @@ export async function submitOnce<T>(
         },
       );
     }
+    if (JobNotFoundError.isInstance(error))
+      // No job was named yet: the path (base URL), the model or a previous job is what was not found.
+      throw new InvalidRequestError(
+        `${error.message}. The job submission got a 404, so no job was created: check the ${provider} ` +
+          "baseURL (its path included), that this account can use the model, and any previousJobId.",
+        { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
+      );
     if (SondeError.isInstance(error)) throw error;
     if (signal.aborted) throw toTransportError(error, provider, signal);
     // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.

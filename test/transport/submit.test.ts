@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   IndeterminateSubmissionError,
+  InvalidRequestError,
   ProviderUnavailableError,
   RateLimitError,
   Sonde,
@@ -90,5 +91,19 @@ describe("job submission", () => {
     expect(posts()).toBe(sent);
     expect(RateLimitError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "rate_limit", providerCode: "rate_limit_exceeded" });
+  });
+
+  // A base URL missing its path (or a model the account cannot see) answers the POST with a
+  // 404: no job was ever named, so "job not found" would send the user looking for one.
+  it("a 404 on the POST is an InvalidRequestError saying nothing was created and to check baseURL", async () => {
+    status = 404;
+    const error = await client()
+      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    expect(posts()).toBe(1);
+    expect(InvalidRequestError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: "invalid_request", status: 404, provider: "openai" });
+    expect((error as Error).message).toMatch(/upstream request timeout.*no job was created.*baseURL/);
   });
 });
