@@ -38,6 +38,11 @@ function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustmen
     notes.push(
       `the provider holds about $${hold.toFixed(2)} when it accepts a job on ${info.id}, above the cap: expect Sonde to cancel the job as soon as the hold is reported`,
     );
+  const { inputPerM, outputPerM, verified } = info.pricing;
+  if (inputPerM === 0 && outputPerM === 0 && !verified)
+    notes.push(
+      `the catalog has no prices for ${info.id}: the cap counts only the charges its chat endpoint reports (usage.cost, as OpenRouter's does); with an endpoint that reports none, the cap has nothing to check`,
+    );
   if (!info.capabilities.cancel)
     notes.push(
       `${info.id} cannot be cancelled server-side: at the cap Sonde closes the connection, but billing may continue`,
