@@ -62,6 +62,10 @@ async function stream(
 ): Promise<number> {
   let lastLine = "";
   const recorder = flags.record ? new Recorder(flags.record) : undefined;
+  // ^C stops following, not the job: the abort is caught below, which prints the ref (a
+  // remote job runs on and bills). `once`: a second ^C is Node's again and exits at once.
+  const interrupt = () => job.abort("interrupted (^C)");
+  process.once("SIGINT", interrupt);
   try {
     for await (const event of job) {
       recorder?.add(event, job);
@@ -94,6 +98,8 @@ async function stream(
       );
     }
     throw error;
+  } finally {
+    process.off("SIGINT", interrupt);
   }
   if (io.isTTY && !flags.json) io.stderr("\n");
   const result = await job
