@@ -312,7 +312,7 @@ export class ResearchNamespace {
     if (!info)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
       );
     return info;
   }

@@ -41,7 +41,7 @@ function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustmen
   const { inputPerM, outputPerM, verified } = info.pricing;
   if (inputPerM === 0 && outputPerM === 0 && !verified)
     notes.push(
-      `the catalog has no prices for ${info.id}: the cap counts only the charges its chat endpoint reports (usage.cost, as OpenRouter's does); with an endpoint that reports none, the cap has nothing to check`,
+      `the catalog has no prices for ${info.id}: the cap counts only charges its endpoint reports (usage.cost); if it reports none, the cap has nothing to check`,
     );
   if (!info.capabilities.cancel)
     notes.push(
@@ -60,11 +60,19 @@ export function describeIssues(error: z.ZodError): string {
     .join("; ");
 }
 
+const providerNames = ["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const;
+
+/** What to do about an option this engine refuses: drop it, or the engines of this client that take it. */
+function takenBy(key: RequestOption, adapterFor: (provider: ProviderName) => ResearchAdapter | undefined) {
+  const engines = providerNames.filter((name) => adapterFor(name)?.supports.includes(key));
+  return engines.length
+    ? ` Drop "${key}", or use a model of an engine that takes it: ${engines.join(", ")}.`
+    : ` Drop "${key}": no engine of this client takes it.`;
+}
+
 function providerOf(model: string): ProviderName | undefined {
   const name = model.slice(0, model.indexOf(":"));
-  return (["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const).find(
-    (p) => p === name,
-  );
+  return providerNames.find((p) => p === name);
 }
 
 function engineMissing(provider: ProviderName): UnsupportedOptionError {
@@ -121,7 +129,7 @@ export function resolveRequest(
       ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".${key === "budget" ? " Only budget.maxCostUSD (a spend cap) is accepted by every engine." : ""}`
       : key === "idempotencyKey"
         ? " Only the portable engine (portable:<chat>/<model>), whose job store deduplicates submissions, accepts it."
-        : "";
+        : takenBy(key, options.adapterFor);
     throw new UnsupportedOptionError(
       key,
       `The ${provider} engine cannot honour "${key}" for ${info.id}.${hint}`,

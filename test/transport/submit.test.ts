@@ -104,6 +104,6 @@ describe("job submission", () => {
     expect(posts()).toBe(1);
     expect(InvalidRequestError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "invalid_request", status: 404, provider: "openai" });
-    expect((error as Error).message).toMatch(/upstream request timeout.*no job was created.*baseURL/);
+    expect((error as Error).message).toMatch(/upstream request timeout.*No job was created.*baseURL/);
   });
 });
