@@ -6,6 +6,7 @@
  */
 import type { Redis } from "ioredis";
 import type { ResearchEvent } from "../events.js";
+import { blockingConnections } from "./blocking.js";
 import { runScript } from "./scripts.js";
 
 /** How long a job's events are kept after their last write. @defaultValue seven days */
@@ -43,6 +44,8 @@ export interface EventLog {
   keys(jobId: string): { events: string; state: string };
   /** How long a job's events are kept after their last write. */
   readonly ttlMs: number;
+  /** Closes the idle connections kept for tails (they also close by themselves after a few seconds idle). */
+  close(): void;
 }
 
 /** An event as the log stores it: rawEvent is the engine's payload, large, and only useful to the process that got it. */
@@ -68,6 +71,8 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     state: `${prefix}job:{${jobId}}`,
   });
   const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
+  // A blocking read holds its connection: each tail borrows one of its own.
+  const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
     const args: (string | number)[] = [ttl, state ? JSON.stringify(state.ref) : ""];
     for (const event of events) args.push(event.seq, storedEventJson(event));
@@ -78,6 +83,7 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     keys,
     ttlMs: ttl,
     appendMany,
+    close: () => connections.close(),
     async append(jobId, event, state) {
       return (await appendMany(jobId, [event], state)) === 1;
     },
@@ -88,8 +94,9 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
       const key = keys(jobId).events;
       let last = `0-${(tailOptions.after ?? -1) + 1}`;
       const signal = tailOptions.signal;
-      // A blocking read holds its connection: each tail gets its own.
-      const reader = redis.duplicate();
+      const reader = connections.acquire();
+      // Given back for the next tail only after a clean end (not mid-read, not after an error).
+      let reusable = false;
       const stop = () => reader.disconnect();
       signal?.addEventListener("abort", stop, { once: true });
       try {
@@ -104,14 +111,19 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
           for (const [id, fields] of reply?.[0]?.[1] ?? []) {
             last = id;
             const event = parse(fields);
+            reusable = true;
             yield event;
-            if (event.type === "done") return;
+            reusable = false;
+            if (event.type === "done") {
+              reusable = true;
+              return;
+            }
           }
         }
         if (signal?.aborted) throw signal.reason;
       } finally {
         signal?.removeEventListener("abort", stop);
-        reader.disconnect();
+        connections.release(reader, reusable && !signal?.aborted);
       }
     },
   };

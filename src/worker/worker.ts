@@ -38,8 +38,10 @@ export interface WorkerSetup {
   /** How often a running job checks for a stored cancellation. @defaultValue 500 */
   cancelPollMs?: number;
   /**
-   * A job's events are written to its stream in batches gathered over this long (one round
-   * trip each, with the ref): watchers see them this much later. @defaultValue 5
+   * A job's events are written to its stream at most once per this interval (one round trip
+   * per batch, with the ref): the first event after a quiet spell at once, the rest of a
+   * burst gathered until the interval is over, so watchers see a burst this much later at
+   * most. @defaultValue 5
    */
   eventBatchMs?: number;
   /** BullMQ lock: a worker silent this long is stalled and its job moves on. @defaultValue 30_000 */
@@ -142,6 +144,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     worker,
     async close() {
       await worker.close();
+      context.events.close();
       await context.wakes.close();
     },
   };

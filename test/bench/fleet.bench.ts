@@ -128,8 +128,8 @@ async function workerOverhead(redis: RedisServer, figures: Record<string, string
     direct.research.start({ model: "portable:demo/offline", query }).result();
   const runQueued = async (query: string, key: string) => {
     const { id } = await queue.enqueue({ model: "portable:demo/offline", query }, { idempotencyKey: key });
-    for await (const event of queue.events.tail(id)) if (event.type === "done") break;
-    while (!(await queue.result(id))) await new Promise((resolve) => setTimeout(resolve, 1));
+    const { result } = await queue.settled(id);
+    if (!result) throw new Error(`job ${id} ended without a result`);
   };
   for (let i = 0; i < WARM_UP; i++) {
     await runDirect(`warm-up ${i}`);
