@@ -18,6 +18,19 @@ import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
 import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
+
+/**
+ * A job's binding fields, computed once per job id: `toRef()` may run at every event (a
+ * worker stores the ref with each batch), and the credential tag is an HMAC.
+ */
+function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof bindRef> {
+  let last: { jobId: string; fields: ReturnType<typeof bindRef> } | undefined;
+  return (jobId) => {
+    if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
+    return last.fields;
+  };
+}
+
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -141,7 +154,7 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
@@ -197,7 +210,7 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }

@@ -9,13 +9,20 @@ import { expect, test } from "vitest";
 import type { ResearchEvent } from "../../src/index.js";
 import { Sonde } from "../../src/index.js";
 import { createEventLog, createRedisStore } from "../../src/redis/index.js";
-import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { createResearchQueue, createResearchWorker, type QueuedRequest } from "../../src/worker/index.js";
+import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { longTranscript } from "../openai/transcript.js";
 
 const EVENTS = 5_000;
 const LATENCY_EVENTS = 1_000;
 const JOBS = 40;
 const WARM_UP = 5;
+const CONCURRENCY = 4;
+const CONCURRENT_JOBS = 24;
+const ROUNDS = 5;
+const STREAM_DELTAS = 3_000;
+const STREAM_RUNS = 9;
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -99,41 +106,64 @@ test("fleet: store and tail throughput, tail latency, worker overhead", async ()
   }
 }, 300_000);
 
+const median = (list: number[]) =>
+  quantile(
+    [...list].sort((a, b) => a - b),
+    0.5,
+  );
+
+/** Overhead figures of one comparison: medians of alternating direct and queued runs. */
+function overhead(figures: Record<string, string>, label: string, directMs: number[], queuedMs: number[]) {
+  const [d, q] = [median(directMs), median(queuedMs)];
+  figures[`${label}: direct, median ms`] = d.toFixed(1);
+  figures[`${label}: via queue + worker, median ms`] = q.toFixed(1);
+  figures[`${label}: worker overhead, ms`] = (q - d).toFixed(1);
+  figures[`${label}: worker overhead, %`] = ((100 * (q - d)) / d).toFixed(1);
+}
+
+const DEMO = "portable:demo/offline";
+const STREAMED = "openai:o4-mini-deep-research";
+
+/** A fleet on `redis`: a queue and one worker on their own queue name and prefix. */
+function fleet(redis: RedisServer, name: string, client: () => Sonde, concurrency: number) {
+  const setup = { redis: redis.client(), prefix: `${name}:`, queueName: name };
+  const queue = createResearchQueue({ ...setup, client: client() });
+  const worker = createResearchWorker({ ...setup, client: client(), concurrency });
+  let n = 0;
+  return {
+    async run(request: QueuedRequest) {
+      const { id } = await queue.enqueue(request, { idempotencyKey: `${name}-${n++}` });
+      const { state, result } = await queue.settled(id);
+      if (!result) throw new Error(`job ${id} ended ${state.status} without a result`);
+      return result;
+    },
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+
 /**
- * Worker overhead: the same demo jobs, one at a time, alternating a direct run and a run
- * through the queue (enqueue → worker → result read back), so load on a shared machine
- * hits both alike; medians per job, and the Redis commands each costs.
+ * Worker overhead, three ways, each alternating direct and queued runs so load on a shared
+ * machine hits both alike (medians): (1) demo jobs one at a time (latency per job, with the
+ * Redis commands each costs); (2) the same jobs four at a time (throughput: direct with four
+ * in flight against a worker with concurrency 4); (3) a streamed OpenAI job from a loopback
+ * fake with thousands of text deltas, every event of which the worker writes to Redis.
  */
 async function workerOverhead(redis: RedisServer, figures: Record<string, string>) {
-  const client = (prefix: string) =>
+  const demoClient = (prefix: string) => () =>
     new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }) } });
-  const direct = client("bench-direct:");
-  const queue = createResearchQueue({
-    redis: redis.client(),
-    client: client("bench-w:"),
-    prefix: "bench-w:",
-    queueName: "bench",
-  });
-  const worker = createResearchWorker({
-    redis: redis.client(),
-    client: client("bench-w:"),
-    prefix: "bench-w:",
-    queueName: "bench",
-    concurrency: 1,
-  });
+  const direct = demoClient("bench-direct:")();
+  const sequential = fleet(redis, "bench-seq", demoClient("bench-seq:"), 1);
   const admin = redis.client();
   const commands = async () =>
     [...(await admin.info("commandstats")).matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  const runDirect = (query: string) =>
-    direct.research.start({ model: "portable:demo/offline", query }).result();
-  const runQueued = async (query: string, key: string) => {
-    const { id } = await queue.enqueue({ model: "portable:demo/offline", query }, { idempotencyKey: key });
-    const { result } = await queue.settled(id);
-    if (!result) throw new Error(`job ${id} ended without a result`);
-  };
+  const runDirect = (query: string) => direct.research.start({ model: DEMO, query }).result();
+  const runQueued = (query: string) => sequential.run({ model: DEMO, query });
   for (let i = 0; i < WARM_UP; i++) {
     await runDirect(`warm-up ${i}`);
-    await runQueued(`warm-up ${i}`, `warm-${i}`);
+    await runQueued(`warm-up ${i}`);
   }
   const directMs: number[] = [];
   const queuedMs: number[] = [];
@@ -148,25 +178,109 @@ async function workerOverhead(redis: RedisServer, figures: Record<string, string
     directCommands += (await commands()) - before - 1;
     before = await commands();
     started = performance.now();
-    await runQueued(query, `q${i}`);
+    await runQueued(query);
     queuedMs.push(performance.now() - started);
     queuedCommands += (await commands()) - before - 1;
   }
-  await worker.close();
-  await queue.close();
-  const median = (list: number[]) =>
-    quantile(
-      [...list].sort((a, b) => a - b),
-      0.5,
-    );
-  const [d, q] = [median(directMs), median(queuedMs)];
-  figures["jobs direct, median ms per job"] = d.toFixed(1);
-  figures["jobs via queue + worker, median ms per job"] = q.toFixed(1);
-  figures["worker overhead, ms per job"] = (q - d).toFixed(1);
-  figures["worker overhead, %"] = ((100 * (q - d)) / d).toFixed(1);
-  figures["job length for < 5% overhead, ms"] = ((q - d) / 0.05).toFixed(0);
-  figures["Redis commands per job, direct"] = (directCommands / JOBS).toFixed(0);
-  figures["Redis commands per job, via queue + worker (incl. BullMQ, tail, result polls)"] = (
+  await sequential.close();
+  overhead(figures, "demo job, one at a time", directMs, queuedMs);
+  const perJob = median(queuedMs) - median(directMs);
+  figures["demo job, one at a time: job length for < 5% overhead, ms"] = (perJob / 0.05).toFixed(0);
+  figures["Redis commands per demo job, direct"] = (directCommands / JOBS).toFixed(0);
+  figures["Redis commands per demo job, via queue + worker (incl. BullMQ, settled)"] = (
     queuedCommands / JOBS
   ).toFixed(0);
+
+  await concurrentOverhead(redis, figures, direct, demoClient("bench-par:"));
+  await streamedOverhead(redis, figures);
+}
+
+/** Throughput: CONCURRENT_JOBS demo jobs, four in flight, direct against a worker with concurrency 4. */
+async function concurrentOverhead(
+  redis: RedisServer,
+  figures: Record<string, string>,
+  direct: Sonde,
+  client: () => Sonde,
+) {
+  const parallel = fleet(redis, "bench-par", client, CONCURRENCY);
+  const queries = (round: number) =>
+    Array.from({ length: CONCURRENT_JOBS }, (_, i) => `Why do heat pumps save energy? (${round}.${i})`);
+  // Four lanes, each taking the next query when its job ends.
+  const lanes = async (list: string[], run: (query: string) => Promise<unknown>) => {
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < list.length) await run(list[next++]!);
+      }),
+    );
+    return (performance.now() - started) / list.length;
+  };
+  const directRun = (query: string) => direct.research.start({ model: DEMO, query }).result();
+  const queuedRun = (query: string) => parallel.run({ model: DEMO, query });
+  await lanes(queries(-1).slice(0, 8), directRun);
+  await lanes(queries(-2).slice(0, 8), queuedRun);
+  const directMs: number[] = [];
+  const queuedMs: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    directMs.push(await lanes(queries(round), directRun));
+    queuedMs.push(await lanes(queries(round), queuedRun));
+  }
+  await parallel.close();
+  overhead(figures, `demo jobs, ${CONCURRENCY} at a time (wall ms per job)`, directMs, queuedMs);
+}
+
+/**
+ * A streamed OpenAI deep-research job (a loopback fake of the Responses API sending a long
+ * seeded transcript: thousands of text deltas, reasoning, searches, citations), run directly
+ * and through the worker, which writes every one of its events to the job's Redis stream.
+ */
+async function streamedOverhead(redis: RedisServer, figures: Record<string, string>) {
+  const transcript = longTranscript({ seed: 11, deltas: STREAM_DELTAS, rounds: 12 });
+  const api = await startLoopback(async (request, response) => {
+    if (request.method !== "POST") {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+    // As fast as loopback takes it: the job's length is the SDK's own work, the worst case
+    // for a per-event cost.
+    for (let at = 0; at < transcript.bytes.length; at += 16_384) {
+      response.write(transcript.bytes.subarray(at, at + 16_384));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    response.end();
+  });
+  // OpenAI's streaming models were retired on 2026-07-23: these clients read an earlier date.
+  const client = () =>
+    new Sonde({
+      env: {},
+      openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` },
+      clock: () => new Date(Date.parse("2026-06-01T00:00:00Z")),
+    });
+  const direct = client();
+  const streamed = fleet(redis, "bench-stream", client, 1);
+  const request = { model: STREAMED, query: "What changed in EU battery regulation in 2025?" };
+  const runDirect = () => direct.research.start(request).result();
+  const first = await runDirect();
+  const queued = await streamed.run(request);
+  if (queued.report !== first.report) throw new Error("the queued streamed job's report differs");
+  const directMs: number[] = [];
+  const queuedMs: number[] = [];
+  let events = 0;
+  for (let i = 0; i < STREAM_RUNS; i++) {
+    let started = performance.now();
+    await runDirect();
+    directMs.push(performance.now() - started);
+    started = performance.now();
+    await streamed.run(request);
+    queuedMs.push(performance.now() - started);
+  }
+  for await (const _ of direct.research.start(request)) events++;
+  await streamed.close();
+  await api.close();
+  const label = `streamed OpenAI job (${events} events)`;
+  overhead(figures, label, directMs, queuedMs);
+  const perEvent = (median(queuedMs) - median(directMs)) / events;
+  figures[`${label}: worker overhead, µs per event`] = (perEvent * 1000).toFixed(1);
 }

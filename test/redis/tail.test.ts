@@ -65,6 +65,22 @@ describe("tailing a job's events from anywhere", () => {
     expect(seen).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
+  it("appendMany stores a batch in one step, byte for byte, skipping seqs stored before", async () => {
+    const log = createEventLog(redis.client(), { prefix: "tail4:" });
+    const deltas = ["line\nbreak", 'quote " and \\', "\u2028 sep", "emoji 👩‍🔬 🇪🇺", "한국어 évaluation", ""];
+    const batch = deltas.map((delta, seq) => ({ type: "text", seq, delta }) as ResearchEvent);
+    expect(await log.appendMany("j4", batch.slice(0, 2))).toBe(2);
+    // A batch that repeats stored seqs (a writer that retried) stores only the new ones.
+    expect(await log.appendMany("j4", batch)).toBe(4);
+    expect(await log.appendMany("j4", batch.slice(3))).toBe(0);
+    expect(await log.appendMany("j4", [event(6, true)])).toBe(1);
+    expect(await log.read("j4")).toEqual([...batch, event(6, true)]);
+    const tailed: ResearchEvent[] = [];
+    for await (const e of log.tail("j4", { after: 2 })) tailed.push(e);
+    expect(tailed.map((e) => e.seq)).toEqual([3, 4, 5, 6]);
+    log.close();
+  });
+
   it("a tail that ended gives its connection to the next one: no connection set up per tail", async () => {
     const writer = createEventLog(redis.client(), { prefix: "tail3:" });
     const reader = createEventLog(redis.client(), { prefix: "tail3:" });
