@@ -1,6 +1,7 @@
 /**
- * Research events of any engine's job in Redis, one Stream per job (entry id `0-<seq + 1>`),
- * so any process can follow a job live or after the fact: `tail` resumes after a given
+ * Research events of any engine's job in Redis, one Stream per job: an entry per event
+ * (field `e`) or per batch of events a writer stored in one step (field `b`, a JSON array),
+ * under id `0-<seq + 1>` of its last event, so any process can follow a job live or after the fact: `tail` resumes after a given
  * `seq` and delivers each event exactly once, with the same `seq` everywhere;
  * `eventStreamResponse` serves them as `text/event-stream` with `Last-Event-ID` resume.
  */
@@ -54,6 +55,12 @@ export function storedEventJson(event: ResearchEvent): string {
   return JSON.stringify(stored);
 }
 
+/** The events of one stream entry: one event (`e`) or a batch (`b`). */
+export function eventsOf(fields: string[]): ResearchEvent[] {
+  const parsed = JSON.parse(fields[1]!) as ResearchEvent | ResearchEvent[];
+  return fields[0] === "b" ? (parsed as ResearchEvent[]) : [parsed as ResearchEvent];
+}
+
 /**
  * A job's events in Redis, written once per `seq` and read live or after the fact.
  * @example
@@ -70,7 +77,7 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     events: `${prefix}events:{${jobId}}`,
     state: `${prefix}job:{${jobId}}`,
   });
-  const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
+  const parse = (fields: string[]) => eventsOf(fields);
   // A blocking read holds its connection: each tail borrows one of its own.
   const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
@@ -92,11 +99,12 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
       return (await appendMany(jobId, [event], state)) === 1;
     },
     async read(jobId) {
-      return (await redis.xrange(keys(jobId).events, "-", "+")).map(([, fields]) => parse(fields));
+      return (await redis.xrange(keys(jobId).events, "-", "+")).flatMap(([, fields]) => parse(fields));
     },
     async *tail(jobId, tailOptions = {}) {
       const key = keys(jobId).events;
-      let last = `0-${(tailOptions.after ?? -1) + 1}`;
+      const after = tailOptions.after ?? -1;
+      let last = `0-${after + 1}`;
       const signal = tailOptions.signal;
       const reader = connections.acquire();
       // Given back for the next tail only after a clean end (not mid-read, not after an error).
@@ -114,13 +122,16 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
           if (signal?.aborted) break;
           for (const [id, fields] of reply?.[0]?.[1] ?? []) {
             last = id;
-            const event = parse(fields);
-            reusable = true;
-            yield event;
-            reusable = false;
-            if (event.type === "done") {
+            for (const event of parse(fields)) {
+              // The first batch after a resume point may begin before it.
+              if (event.seq <= after) continue;
               reusable = true;
-              return;
+              yield event;
+              reusable = false;
+              if (event.type === "done") {
+                reusable = true;
+                return;
+              }
             }
           }
         }

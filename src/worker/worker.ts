@@ -9,7 +9,7 @@
 import { type ConnectionOptions, DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
-import { createEventLog } from "../redis/events.js";
+import { createEventLog, eventsOf } from "../redis/events.js";
 import type { ResearchRequest } from "../request.js";
 import { DEFAULT_QUEUE, researchJobId } from "./queue.js";
 import { JobRun, MAX_RETRYABLE_FAILURES, type RunContext } from "./run.js";
@@ -98,16 +98,14 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     const { id } = bull.data;
     const stream = context.events.keys(id).events;
     // The job's state and where its stream ends, in one round trip.
-    const [[, hash], [, count], [, tail]] = (await redis
+    const [[, hash], [, tail]] = (await redis
       .multi()
       .hgetall(stateKeys(prefix, id).state)
-      .xlen(stream)
       .xrevrange(stream, "+", "-", "COUNT", 1)
       // This run answers any wake asked for so far.
       .hdel(stateKeys(prefix, id).state, "wakeRequestedAt")
       .exec()) as [unknown, unknown][] as [
       [unknown, Record<string, string>],
-      [unknown, number],
       [unknown, [string, string[]][]],
     ];
     const state = stateOf(id, hash);
@@ -115,10 +113,11 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     if (!state || !requestText) return "missing";
     if (FINAL_STATUSES.includes(state.status) || state.status === "deferred") return state.status;
     const request = JSON.parse(requestText) as ResearchRequest;
-    const last = (tail as [string, string[]][])[0];
+    const last = tail[0];
     const stored = {
-      count: Number(count),
-      done: last !== undefined && JSON.parse(last[1][1]!).type === "done",
+      // The last entry's id is 0-<its last seq + 1>: the next event's seq.
+      count: last ? Number(last[0].split("-")[1]) : 0,
+      done: last !== undefined && eventsOf(last[1]).at(-1)?.type === "done",
     };
     const run = new JobRun(context, state, stored, request, client.research.validate(request));
     if (!(await run.takeSlot())) {

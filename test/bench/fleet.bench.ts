@@ -22,7 +22,9 @@ const CONCURRENCY = 4;
 const CONCURRENT_JOBS = 24;
 const ROUNDS = 5;
 const STREAM_DELTAS = 3_000;
-const STREAM_RUNS = 9;
+const STREAM_RUNS = 7;
+const STREAM_PIECES = 60;
+const STREAM_GAP_MS = 10;
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -112,13 +114,43 @@ const median = (list: number[]) =>
     0.5,
   );
 
-/** Overhead figures of one comparison: medians of alternating direct and queued runs. */
-function overhead(figures: Record<string, string>, label: string, directMs: number[], queuedMs: number[]) {
-  const [d, q] = [median(directMs), median(queuedMs)];
-  figures[`${label}: direct, median ms`] = d.toFixed(1);
-  figures[`${label}: via queue + worker, median ms`] = q.toFixed(1);
-  figures[`${label}: worker overhead, ms`] = (q - d).toFixed(1);
-  figures[`${label}: worker overhead, %`] = ((100 * (q - d)) / d).toFixed(1);
+/** One run: wall time, and CPU time of this process (worker, client, fakes) plus redis-server's. */
+interface Sample {
+  ms: number;
+  cpuMs: number;
+}
+
+type Sampler = (run: () => Promise<unknown>) => Promise<Sample>;
+
+function sampler(redis: RedisServer): Sampler {
+  const admin = redis.client();
+  const redisCpu = async () => {
+    const info = await admin.info("cpu");
+    const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)![1]);
+    return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+  };
+  return async (run) => {
+    const redisBefore = await redisCpu();
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    await run();
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    return { ms, cpuMs: (used.user + used.system) / 1000 + (await redisCpu()) - redisBefore };
+  };
+}
+
+/** Overhead figures of one comparison: medians of alternating direct and queued runs, wall and CPU. */
+function overhead(figures: Record<string, string>, label: string, direct: Sample[], queued: Sample[]) {
+  for (const [kind, of] of [
+    ["wall", (s: Sample) => s.ms],
+    ["CPU", (s: Sample) => s.cpuMs],
+  ] as const) {
+    const [d, q] = [median(direct.map(of)), median(queued.map(of))];
+    figures[`${label}: ${kind} ms, direct → via queue + worker`] = `${d.toFixed(1)} → ${q.toFixed(1)}`;
+    figures[`${label}: ${kind} overhead`] =
+      `${(q - d).toFixed(1)} ms = ${((100 * (q - d)) / d).toFixed(1)} %`;
+  }
 }
 
 const DEMO = "portable:demo/offline";
@@ -145,13 +177,15 @@ function fleet(redis: RedisServer, name: string, client: () => Sonde, concurrenc
 }
 
 /**
- * Worker overhead, three ways, each alternating direct and queued runs so load on a shared
- * machine hits both alike (medians): (1) demo jobs one at a time (latency per job, with the
- * Redis commands each costs); (2) the same jobs four at a time (throughput: direct with four
- * in flight against a worker with concurrency 4); (3) a streamed OpenAI job from a loopback
- * fake with thousands of text deltas, every event of which the worker writes to Redis.
+ * Worker overhead, each way alternating direct and queued runs so load on a shared machine
+ * hits both alike (medians, wall and CPU time): (1) demo jobs one at a time (latency per job,
+ * with the Redis commands each costs); (2) the same jobs four at a time (throughput: direct
+ * with four in flight against a worker with concurrency 4); (3) a streamed OpenAI job from a
+ * loopback fake with thousands of text deltas, every event of which the worker writes to
+ * Redis, sent as fast as loopback allows and paced.
  */
 async function workerOverhead(redis: RedisServer, figures: Record<string, string>) {
+  const sample = sampler(redis);
   const demoClient = (prefix: string) => () =>
     new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }) } });
   const direct = demoClient("bench-direct:")();
@@ -165,40 +199,43 @@ async function workerOverhead(redis: RedisServer, figures: Record<string, string
     await runDirect(`warm-up ${i}`);
     await runQueued(`warm-up ${i}`);
   }
-  const directMs: number[] = [];
-  const queuedMs: number[] = [];
+  const directRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
   let directCommands = 0;
   let queuedCommands = 0;
   for (let i = 0; i < JOBS; i++) {
     const query = `How do deep research agents verify citations? (${i})`;
     let before = await commands();
-    let started = performance.now();
-    await runDirect(query);
-    directMs.push(performance.now() - started);
+    directRuns.push(await sample(() => runDirect(query)));
     directCommands += (await commands()) - before - 1;
     before = await commands();
-    started = performance.now();
-    await runQueued(query);
-    queuedMs.push(performance.now() - started);
+    queuedRuns.push(await sample(() => runQueued(query)));
     queuedCommands += (await commands()) - before - 1;
   }
   await sequential.close();
-  overhead(figures, "demo job, one at a time", directMs, queuedMs);
-  const perJob = median(queuedMs) - median(directMs);
-  figures["demo job, one at a time: job length for < 5% overhead, ms"] = (perJob / 0.05).toFixed(0);
-  figures["Redis commands per demo job, direct"] = (directCommands / JOBS).toFixed(0);
-  figures["Redis commands per demo job, via queue + worker (incl. BullMQ, settled)"] = (
-    queuedCommands / JOBS
-  ).toFixed(0);
+  const label = "demo job, one at a time";
+  overhead(figures, label, directRuns, queuedRuns);
+  const perJob = median(queuedRuns.map((s) => s.ms)) - median(directRuns.map((s) => s.ms));
+  figures[`${label}: job length for < 5 % wall overhead, ms`] = (perJob / 0.05).toFixed(0);
+  figures["Redis commands per demo job, direct → via queue + worker (incl. BullMQ, settled)"] =
+    `${(directCommands / JOBS).toFixed(0)} → ${(queuedCommands / JOBS).toFixed(0)}`;
 
-  await concurrentOverhead(redis, figures, direct, demoClient("bench-par:"));
-  await streamedOverhead(redis, figures);
+  await concurrentOverhead(redis, figures, sample, direct, demoClient("bench-par:"));
+  await streamedOverhead(redis, figures, sample, "as fast as loopback", 0);
+  await streamedOverhead(
+    redis,
+    figures,
+    sample,
+    `paced, ${STREAM_PIECES} writes ${STREAM_GAP_MS} ms apart`,
+    STREAM_GAP_MS,
+  );
 }
 
-/** Throughput: CONCURRENT_JOBS demo jobs, four in flight, direct against a worker with concurrency 4. */
+/** Throughput: CONCURRENT_JOBS demo jobs, four in flight, direct against a worker with concurrency 4; per job. */
 async function concurrentOverhead(
   redis: RedisServer,
   figures: Record<string, string>,
+  sample: Sampler,
   direct: Sonde,
   client: () => Sonde,
 ) {
@@ -207,47 +244,57 @@ async function concurrentOverhead(
     Array.from({ length: CONCURRENT_JOBS }, (_, i) => `Why do heat pumps save energy? (${round}.${i})`);
   // Four lanes, each taking the next query when its job ends.
   const lanes = async (list: string[], run: (query: string) => Promise<unknown>) => {
-    const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < list.length) await run(list[next++]!);
-      }),
-    );
-    return (performance.now() - started) / list.length;
+    const { ms, cpuMs } = await sample(async () => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < list.length) await run(list[next++]!);
+        }),
+      );
+    });
+    return { ms: ms / list.length, cpuMs: cpuMs / list.length };
   };
   const directRun = (query: string) => direct.research.start({ model: DEMO, query }).result();
   const queuedRun = (query: string) => parallel.run({ model: DEMO, query });
   await lanes(queries(-1).slice(0, 8), directRun);
   await lanes(queries(-2).slice(0, 8), queuedRun);
-  const directMs: number[] = [];
-  const queuedMs: number[] = [];
+  const directRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    directMs.push(await lanes(queries(round), directRun));
-    queuedMs.push(await lanes(queries(round), queuedRun));
+    directRuns.push(await lanes(queries(round), directRun));
+    queuedRuns.push(await lanes(queries(round), queuedRun));
   }
   await parallel.close();
-  overhead(figures, `demo jobs, ${CONCURRENCY} at a time (wall ms per job)`, directMs, queuedMs);
+  overhead(figures, `demo jobs, ${CONCURRENCY} at a time, per job`, directRuns, queuedRuns);
 }
 
 /**
  * A streamed OpenAI deep-research job (a loopback fake of the Responses API sending a long
  * seeded transcript: thousands of text deltas, reasoning, searches, citations), run directly
- * and through the worker, which writes every one of its events to the job's Redis stream.
+ * (awaiting the result, and iterating every event as the worker does) and through the worker,
+ * which writes every one of its events to the job's Redis stream. With `gapMs` 0 the fake
+ * sends as fast as loopback takes it, so the job's length is the SDK's own work: the worst
+ * case for a per-event cost. Paced, it is still far denser than a real deep-research stream
+ * (thousands of deltas over minutes).
  */
-async function streamedOverhead(redis: RedisServer, figures: Record<string, string>) {
+async function streamedOverhead(
+  redis: RedisServer,
+  figures: Record<string, string>,
+  sample: Sampler,
+  pace: string,
+  gapMs: number,
+) {
   const transcript = longTranscript({ seed: 11, deltas: STREAM_DELTAS, rounds: 12 });
+  const piece = gapMs > 0 ? Math.ceil(transcript.bytes.length / STREAM_PIECES) : 16_384;
   const api = await startLoopback(async (request, response) => {
     if (request.method !== "POST") {
       response.writeHead(404).end();
       return;
     }
     response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
-    // As fast as loopback takes it: the job's length is the SDK's own work, the worst case
-    // for a per-event cost.
-    for (let at = 0; at < transcript.bytes.length; at += 16_384) {
-      response.write(transcript.bytes.subarray(at, at + 16_384));
-      await new Promise((resolve) => setImmediate(resolve));
+    for (let at = 0; at < transcript.bytes.length; at += piece) {
+      response.write(transcript.bytes.subarray(at, at + piece));
+      await new Promise((resolve) => (gapMs > 0 ? setTimeout(resolve, gapMs) : setImmediate(resolve)));
     }
     response.end();
   });
@@ -259,28 +306,34 @@ async function streamedOverhead(redis: RedisServer, figures: Record<string, stri
       clock: () => new Date(Date.parse("2026-06-01T00:00:00Z")),
     });
   const direct = client();
-  const streamed = fleet(redis, "bench-stream", client, 1);
+  const streamed = fleet(redis, `bench-stream-${gapMs}`, client, 1);
   const request = { model: STREAMED, query: "What changed in EU battery regulation in 2025?" };
+  let events = 0;
   const runDirect = () => direct.research.start(request).result();
-  const first = await runDirect();
+  const runIterating = async () => {
+    events = 0;
+    const job = direct.research.start(request);
+    for await (const _ of job) events++;
+    return job.result();
+  };
+  const first = await runIterating();
   const queued = await streamed.run(request);
   if (queued.report !== first.report) throw new Error("the queued streamed job's report differs");
-  const directMs: number[] = [];
-  const queuedMs: number[] = [];
-  let events = 0;
+  const directRuns: Sample[] = [];
+  const iteratingRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
   for (let i = 0; i < STREAM_RUNS; i++) {
-    let started = performance.now();
-    await runDirect();
-    directMs.push(performance.now() - started);
-    started = performance.now();
-    await streamed.run(request);
-    queuedMs.push(performance.now() - started);
+    directRuns.push(await sample(runDirect));
+    iteratingRuns.push(await sample(runIterating));
+    queuedRuns.push(await sample(() => streamed.run(request)));
   }
-  for await (const _ of direct.research.start(request)) events++;
   await streamed.close();
   await api.close();
-  const label = `streamed OpenAI job (${events} events)`;
-  overhead(figures, label, directMs, queuedMs);
-  const perEvent = (median(queuedMs) - median(directMs)) / events;
-  figures[`${label}: worker overhead, µs per event`] = (perEvent * 1000).toFixed(1);
+  const label = `streamed OpenAI job (${events} events, ${pace})`;
+  overhead(figures, label, directRuns, queuedRuns);
+  const of = (runs: Sample[], pick: (s: Sample) => number) => median(runs.map(pick));
+  figures[`${label}: direct iterating every event, wall / CPU ms`] =
+    `${of(iteratingRuns, (s) => s.ms).toFixed(1)} / ${of(iteratingRuns, (s) => s.cpuMs).toFixed(1)}`;
+  const perEvent = (of(queuedRuns, (s) => s.cpuMs) - of(directRuns, (s) => s.cpuMs)) / events;
+  figures[`${label}: worker CPU per event, µs`] = (perEvent * 1000).toFixed(1);
 }

@@ -75,6 +75,8 @@ describe("tailing a job's events from anywhere", () => {
     expect(await log.appendMany("j4", batch.slice(3))).toBe(0);
     expect(await log.appendMany("j4", [event(6, true)])).toBe(1);
     expect(await log.read("j4")).toEqual([...batch, event(6, true)]);
+    // One stream entry per step, not per event (Redis does one XADD per batch).
+    expect(await redis.client().xlen("tail4:events:{j4}")).toBe(3);
     const tailed: ResearchEvent[] = [];
     for await (const e of log.tail("j4", { after: 2 })) tailed.push(e);
     expect(tailed.map((e) => e.seq)).toEqual([3, 4, 5, 6]);
