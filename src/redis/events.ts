@@ -51,6 +51,8 @@ export interface EventLog {
 
 /** An event as the log stores it: rawEvent is the engine's payload, large, and only useful to the process that got it. */
 export function storedEventJson(event: ResearchEvent): string {
+  // Most events carry none: no copy of every event just to drop an absent field.
+  if (event.rawEvent === undefined) return JSON.stringify(event);
   const { rawEvent: _raw, ...stored } = event;
   return JSON.stringify(stored);
 }

@@ -73,7 +73,9 @@ describe("tailing a job's events from anywhere", () => {
     // A batch that repeats stored seqs (a writer that retried) stores only the new ones.
     expect(await log.appendMany("j4", batch)).toBe(4);
     expect(await log.appendMany("j4", batch.slice(3))).toBe(0);
-    expect(await log.appendMany("j4", [event(6, true)])).toBe(1);
+    // The engine's raw payload stays with the process that got it.
+    const raw = { ...event(6, true), rawEvent: { type: "response.completed" } } as ResearchEvent;
+    expect(await log.appendMany("j4", [raw])).toBe(1);
     expect(await log.read("j4")).toEqual([...batch, event(6, true)]);
     // One stream entry per step, not per event (Redis does one XADD per batch).
     expect(await redis.client().xlen("tail4:events:{j4}")).toBe(3);
