@@ -84,10 +84,10 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
   const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
     if (events.length === 0) return 0;
-    // The whole batch as one buffer: a command of two arguments per event costs far more to
-    // encode and send than the bytes themselves.
+    // The whole batch as two arguments: a command of two arguments per event costs far more
+    // to encode and send than the bytes themselves.
     const seqs = events.map((event) => event.seq).join(",");
-    const texts = Buffer.from(events.map(storedEventJson).join("\n"));
+    const texts = events.map(storedEventJson).join("\n");
     const args = [ttl, state ? JSON.stringify(state.ref) : "", seqs, texts];
     const k = keys(jobId);
     return Number(await runScript(redis, "appendResearchEvent", [k.events, k.state], args));

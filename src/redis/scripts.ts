@@ -13,11 +13,7 @@ import putReceipt from "./commands/put-receipt.lua";
 import releaseKey from "./commands/release-key.lua";
 import renewLease from "./commands/renew-lease.lua";
 
-export type LuaScript = (
-  redis: Redis,
-  keys: string[],
-  args: (string | number | Buffer)[],
-) => Promise<unknown>;
+export type LuaScript = (redis: Redis, keys: string[], args: (string | number)[]) => Promise<unknown>;
 
 export function luaScript(source: string): LuaScript {
   const sha = createHash("sha1").update(source).digest("hex");
@@ -42,9 +38,5 @@ const scripts = {
 };
 export type ScriptName = keyof typeof scripts;
 
-export const runScript = (
-  redis: Redis,
-  name: ScriptName,
-  keys: string[],
-  args: (string | number | Buffer)[],
-) => scripts[name](redis, keys, args);
+export const runScript = (redis: Redis, name: ScriptName, keys: string[], args: (string | number)[]) =>
+  scripts[name](redis, keys, args);
