@@ -157,10 +157,21 @@ const DEMO = "portable:demo/offline";
 const STREAMED = "openai:o4-mini-deep-research";
 
 /** A fleet on `redis`: a queue and one worker on their own queue name and prefix. */
-function fleet(redis: RedisServer, name: string, client: () => Sonde, concurrency: number, eventBatchMs = 5) {
+function fleet(
+  redis: RedisServer,
+  name: string,
+  client: () => Sonde,
+  concurrency: number,
+  eventBatchMs?: number,
+) {
   const setup = { redis: redis.client(), prefix: `${name}:`, queueName: name };
   const queue = createResearchQueue({ ...setup, client: client() });
-  const worker = createResearchWorker({ ...setup, client: client(), concurrency, eventBatchMs });
+  const worker = createResearchWorker({
+    ...setup,
+    client: client(),
+    concurrency,
+    ...(eventBatchMs !== undefined && { eventBatchMs }),
+  });
   let n = 0;
   return {
     async run(request: QueuedRequest) {
@@ -224,7 +235,9 @@ async function workerOverhead(redis: RedisServer, figures: Record<string, string
   await streamedOverhead(redis, figures, sample, "as fast as loopback", 0);
   const paced = `paced, ${STREAM_PIECES} writes ${STREAM_GAP_MS} ms apart`;
   await streamedOverhead(redis, figures, sample, paced, STREAM_GAP_MS);
-  // The same with events written at most every 50 ms (eventBatchMs): fewer, larger writes.
+  // The same with events written at most every 5 ms or 50 ms (eventBatchMs; default 20):
+  // more and smaller writes, or fewer and larger ones.
+  await streamedOverhead(redis, figures, sample, `${paced}, eventBatchMs 5`, STREAM_GAP_MS, 5);
   await streamedOverhead(redis, figures, sample, `${paced}, eventBatchMs 50`, STREAM_GAP_MS, 50);
 }
 
@@ -280,7 +293,7 @@ async function streamedOverhead(
   sample: Sampler,
   pace: string,
   gapMs: number,
-  eventBatchMs = 5,
+  eventBatchMs?: number,
 ) {
   const transcript = longTranscript({ seed: 11, deltas: STREAM_DELTAS, rounds: 12 });
   const piece = gapMs > 0 ? Math.ceil(transcript.bytes.length / STREAM_PIECES) : 16_384;
@@ -304,7 +317,7 @@ async function streamedOverhead(
       clock: () => new Date(Date.parse("2026-06-01T00:00:00Z")),
     });
   const direct = client();
-  const streamed = fleet(redis, `bench-stream-${gapMs}-${eventBatchMs}`, client, 1, eventBatchMs);
+  const streamed = fleet(redis, `bench-stream-${gapMs}-${eventBatchMs ?? "d"}`, client, 1, eventBatchMs);
   const request = { model: STREAMED, query: "What changed in EU battery regulation in 2025?" };
   let events = 0;
   const runDirect = () => direct.research.start(request).result();
