@@ -110,7 +110,9 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
   return {
     events,
     queue,
-    async enqueue(request, { idempotencyKey }) {
+    async enqueue(request, options) {
+      // Read off `options` rather than destructured: a JavaScript caller may leave it out.
+      const idempotencyKey = (options as { idempotencyKey?: unknown } | undefined)?.idempotencyKey;
       if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0)
         throw new InvalidRequestError(
           "enqueue needs an idempotencyKey: the same key never queues a job twice.",
