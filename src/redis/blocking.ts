@@ -2,7 +2,7 @@
  * Connections for blocking reads (`XREAD BLOCK` holds its connection until it answers).
  * Opening one costs a TCP handshake and a HELLO (~1.5 ms on loopback, more under load), so a
  * tail or a wait borrows an idle one and gives it back when it is done. An idle connection
- * does not keep the process alive and is closed after `idleMs`.
+ * does not keep the process alive (its socket is unreferenced) and is closed after `idleMs`.
  */
 import type { Redis } from "ioredis";
 
@@ -25,7 +25,7 @@ const setRef = (connection: Redis, ref: boolean) => {
   else socket?.unref?.();
 };
 
-export function blockingConnections(redis: Redis, idleMs = 5_000): BlockingConnections {
+export function blockingConnections(redis: Redis, idleMs = 30_000): BlockingConnections {
   const idle = new Map<Redis, ReturnType<typeof setTimeout>>();
   let closed = false;
   const drop = (connection: Redis) => {

@@ -45,7 +45,7 @@ export interface EventLog {
   keys(jobId: string): { events: string; state: string };
   /** How long a job's events are kept after their last write. */
   readonly ttlMs: number;
-  /** Closes the idle connections kept for tails (they also close by themselves after a few seconds idle). */
+  /** Closes the idle connections kept for tails (they hold no process open, and close by themselves after 30 s idle). */
   close(): void;
 }
 
