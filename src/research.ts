@@ -23,6 +23,18 @@ import { connectionFailure } from "./transport/network.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 /**
+ * A job's binding fields, computed once per job id: `toRef()` may run at every event (a
+ * worker stores the ref with each batch), and the credential tag is an HMAC.
+ */
+function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof bindRef> {
+  let last: { jobId: string; fields: ReturnType<typeof bindRef> } | undefined;
+  return (jobId) => {
+    if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
+    return last.fields;
+  };
+}
+
+/**
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
  * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
@@ -153,7 +165,7 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
@@ -209,7 +221,7 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
