@@ -160,7 +160,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #usage: Usage = emptyUsage;
   #consumed = false;
   // The observer hears `end` once, whichever path ends the job object first.
-  #endSignalled = false;
+  #endSent = false;
   #started = false;
   #terminal = false;
   /** The job itself is over: the provider reported a terminal status, or a cancel was confirmed. */
@@ -303,7 +303,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         }
       };
       this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
-      this.#controller.signal.addEventListener("abort", () => this.#abortedUnread(), { once: true });
+      this.#controller.signal.addEventListener("abort", () => this.#unreadAbort(), { once: true });
     }
     const ended = this.#result.then(
       () => Promise.reject(new JobNotCreatedError()),
@@ -317,7 +317,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * `created` and would never see it, so the job object ends here, its observer's span too.
    * A later `for await` or result() meets the same abort error.
    */
-  #abortedUnread(): void {
+  #unreadAbort(): void {
     const reason = this.#controller.signal.reason;
     if (this.#consumed || !JobAbortedError.isInstance(reason)) return;
     this.#settle.reject(reason);
@@ -834,8 +834,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   #ended(status: JobStatus | "aborted", error?: Error): void {
-    if (this.#endSignalled) return;
-    this.#endSignalled = true;
+    if (this.#endSent) return;
+    this.#endSent = true;
     this.#watch();
     notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }

@@ -319,7 +319,7 @@ export class ResearchNamespace {
     if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
+        `The ref's model "${ref.model}" is not ${ref.provider}'s: the ref was edited. Pass the object job.toRef() returned.`,
       );
     if (!info)
       throw new InvalidRefError(

@@ -41,7 +41,7 @@ function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustmen
   const { inputPerM, outputPerM, verified } = info.pricing;
   if (inputPerM === 0 && outputPerM === 0 && !verified)
     notes.push(
-      `the catalog has no prices for ${info.id}: the cap counts only charges its endpoint reports (usage.cost); if it reports none, the cap has nothing to check`,
+      `no catalog price for ${info.id}: the cap sees only charges its endpoint reports (usage.cost)`,
     );
   if (!info.capabilities.cancel)
     notes.push(
@@ -65,9 +65,7 @@ const providerNames = ["openai", "gemini", "openrouter", "perplexity", "hosted",
 /** What to do about an option this engine refuses: drop it, or the engines of this client that take it. */
 function takenBy(key: RequestOption, adapterFor: (provider: ProviderName) => ResearchAdapter | undefined) {
   const engines = providerNames.filter((name) => adapterFor(name)?.supports.includes(key));
-  return engines.length
-    ? ` Drop "${key}", or use a model of an engine that takes it: ${engines.join(", ")}.`
-    : ` Drop "${key}": no engine of this client takes it.`;
+  return ` Drop it, or use an engine that takes it: ${engines.join(", ") || "none"}.`;
 }
 
 function providerOf(model: string): ProviderName | undefined {

@@ -236,11 +236,11 @@ describe("spend cap before the start", () => {
         option: "budget",
         applied: 2,
         reason: expect.stringMatching(
-          /no prices for portable:local\/qwen3:32b.*reports none, the cap has nothing to check/,
+          /no catalog price for portable:local\/qwen3:32b: the cap sees only charges its endpoint reports/,
         ),
       }),
     ]);
-    expect(local.research.estimate(request).notes[0]).toMatch(/the cap has nothing to check/);
+    expect(local.research.estimate(request).notes[0]).toMatch(/the cap sees only charges/);
     // The offline demo is priced (at zero): nothing to say.
     expect(local.research.validate({ ...request, model: "portable:demo/offline" }).adjustments).toEqual([]);
   });

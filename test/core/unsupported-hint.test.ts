@@ -17,17 +17,17 @@ describe("an unsupported option says what to do", () => {
     [
       "gemini:deep-research-preview-04-2026",
       { maxToolCalls: 3 },
-      /Drop "maxToolCalls", or use a model of an engine that takes it: openai, perplexity\./,
+      /cannot honour "maxToolCalls".* Drop it, or use an engine that takes it: openai, perplexity\./,
     ],
     [
       "openrouter:perplexity/sonar-deep-research",
       { tools: [{ type: "web_search" as const }] },
-      /Drop "tools", or use a model of an engine that takes it: openai, gemini, portable\./,
+      /Drop it, or use an engine that takes it: openai, gemini, portable\./,
     ],
     [
       "perplexity:medium",
       { tools: [{ type: "web_search" as const }] },
-      /Drop "tools".*openai, gemini, portable\./,
+      /cannot honour "tools".*openai, gemini, portable\./,
     ],
   ])("%s with %j", (model, option, hint) => {
     let error: unknown;
