@@ -327,18 +327,22 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
   async *#events(): AsyncGenerator<ResearchEvent> {
     const early = this.#early;
-    if (!early) {
-      for await (const events of this.#drive()) for (const event of events) yield event;
-      return;
-    }
     try {
+      if (!early) {
+        for await (const events of this.#drive()) for (const event of events) yield event;
+        return;
+      }
       const failure = await early.pulled;
       yield* early.events.splice(0);
       if (failure !== undefined) throw failure;
       for await (const events of early.source) for (const event of events) yield event;
+    } catch (error) {
+      // #drive settles the result itself; a throw it did not expect must not leave it pending.
+      this.#settle.reject(error);
+      throw error;
     } finally {
       // A consumer that stops inside the early events still closes the drive.
-      await early.source.return(undefined);
+      await early?.source.return(undefined);
     }
   }
 
@@ -422,8 +426,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // network read's events go out as one array.
       if (this.#early) for await (const _ of this.#events());
       else for await (const _ of this.#drive(true));
-    } catch {
-      // #drive settles the result promise itself.
+    } catch (error) {
+      // #drive settles the result itself; a throw it did not expect must not leave it pending.
+      this.#settle.reject(error);
     }
   }
 

@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -38,10 +38,8 @@ function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof 
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
  * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
-function typedFailure(error: unknown, provider: ProviderName): SondeError {
-  return SondeError.isInstance(error)
-    ? error
-    : (connectionFailure(error, provider) ?? toTransportError(error, provider));
+function typedFailure(error: unknown, provider: ProviderName) {
+  return connectionFailure(error, provider) ?? toTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */

@@ -65,7 +65,7 @@ const providerNames = ["openai", "gemini", "openrouter", "perplexity", "hosted",
 /** What to do about an option this engine refuses: drop it, or the engines of this client that take it. */
 function takenBy(key: RequestOption, adapterFor: (provider: ProviderName) => ResearchAdapter | undefined) {
   const engines = providerNames.filter((name) => adapterFor(name)?.supports.includes(key));
-  return ` Drop it, or use an engine that takes it: ${engines.join(", ") || "none"}.`;
+  return ` Drop it, or use an engine that takes it: ${engines.join(", ")}.`;
 }
 
 function providerOf(model: string): ProviderName | undefined {
