@@ -87,6 +87,11 @@ export class ResultAggregator {
     }
   }
 
+  /** A `text` event's delta, without the event (the job's result() fast path). */
+  addText(delta: string): void {
+    this.#report.append(delta);
+  }
+
   #addCitation(citation: Citation): void {
     // Inline markers cite the same few sources over and over: each URL is parsed once.
     let key = this.#keys.get(citation.url);

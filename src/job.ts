@@ -576,8 +576,27 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * Completes and numbers event `i` of a mapped wire event, moving the ref's position to
    * it; undefined when it is not delivered (before the ref's position, or a repeated `created`).
    */
-  #emit(mapped: MappedEvent[], i: number, wire: WireEvent, skip: number): ResearchEvent | undefined {
-    const event = this.#complete(mapped[i]!, wire);
+  #emit(
+    mapped: MappedEvent[],
+    i: number,
+    wire: WireEvent,
+    skip: number,
+    bare: boolean,
+  ): ResearchEvent | undefined {
+    const text = mapped[i]!;
+    if (bare && text.type === "text" && text.rawEvent === undefined) {
+      // Nobody sees the event: only what delivering it changes (seq, the ref's position, the
+      // result), and no event object, nor its rawEvent (a fast-read delta's payload stays unparsed).
+      this.#aggregator.addText(text.delta);
+      if (i < skip) return undefined;
+      if (wire.cursor !== undefined) {
+        this.#refCursor = wire.cursor;
+        this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+      }
+      this.#seq++;
+      return undefined;
+    }
+    const event = this.#complete(text, wire);
     if (!event) return undefined;
     if (i < skip) {
       this.#aggregator.add(event); // already delivered before the ref was taken
@@ -604,6 +623,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     batched: boolean,
   ): AsyncGenerator<ResearchEvent[], string | undefined> {
     const signal = this.#controller.signal;
+    // result() alone, with no observer or spend cap reading events: text is only counted.
+    const bare = batched && this.#observer === undefined && this.#spend === undefined;
     let out: ResearchEvent[] = [];
     let last = cursor;
     try {
@@ -612,7 +633,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         const mapped = this.#mapWire(wire);
         const skip = this.#suppressedCount(wire, mapped.length);
         for (let i = 0; i < mapped.length; i++) {
-          const event = this.#emit(mapped, i, wire, skip);
+          const event = this.#emit(mapped, i, wire, skip, bare);
           if (!event) continue;
           if (batched) out.push(event);
           else yield [event];
