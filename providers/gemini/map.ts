@@ -12,6 +12,7 @@ import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.j
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { TextBuffer } from "../../src/text-buffer.js";
 import { TextFingerprint } from "../../src/text-fingerprint.js";
+import { PLAIN, STRING, stringValue, UINT } from "../../src/transport/fast-json.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import { resultEvents, toolNames, trailOf } from "./trail.js";
@@ -41,7 +42,32 @@ export type LocalEvent =
   | { kind: "snapshot"; error?: WireError | undefined };
 
 /** `standIn`: the cursor is Sonde's stand-in for a missing `event_id` (see session.ts). */
-export type GeminiWire = WireEvent & { snapshot?: boolean; local?: LocalEvent; standIn?: boolean };
+/** A plain text delta read from its `data:` text by `matchStepText`, not JSON.parse. */
+export interface StepText {
+  index: number;
+  text: string;
+  eventId: string;
+}
+
+export type GeminiWire = WireEvent & {
+  snapshot?: boolean;
+  local?: LocalEvent;
+  standIn?: boolean;
+  event?: StepText;
+};
+
+/** A `step.delta` of plain text in the key order real streams send (WIRE.md; see src/transport/fast-json.ts). */
+const STEP_TEXT = new RegExp(
+  `^\\{"index":(${UINT}),"delta":\\{"text":"${STRING}","type":"text"\\},"event_id":"(${PLAIN})","event_type":"step\\.delta"\\}$`,
+);
+
+/** A plain text `step.delta` with an event id, read without JSON.parse; undefined for anything else. */
+export function matchStepText(data: string): StepText | undefined {
+  const match = STEP_TEXT.exec(data);
+  if (!match || match[4] === "") return undefined;
+  const text = stringValue(match[2], match[3]);
+  return text === undefined ? undefined : { index: Number(match[1]), text, eventId: match[4]! };
+}
 
 interface StepState {
   type: string;
@@ -181,18 +207,25 @@ export class GeminiMapper {
    * waiting annotation): the general path maps it.
    */
   #textDelta(wire: GeminiWire): MappedEvent[] | undefined {
-    const data = wire.data as {
-      event_type?: unknown;
-      index?: unknown;
-      delta?: unknown;
-      metadata?: unknown;
-    } | null;
-    if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null) return;
-    const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
-    if (delta?.type !== "text" || typeof delta.text !== "string") return;
-    const text = delta.text;
+    let index: number;
+    let text: string;
+    if (wire.event) ({ index, text } = wire.event);
+    else {
+      const data = wire.data as {
+        event_type?: unknown;
+        index?: unknown;
+        delta?: unknown;
+        metadata?: unknown;
+      } | null;
+      if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null)
+        return;
+      const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
+      if (delta?.type !== "text" || typeof delta.text !== "string") return;
+      index = data.index;
+      text = delta.text;
+    }
     if (!text) return [];
-    const state = this.#step(data.index, "model_output");
+    const state = this.#step(index, "model_output");
     if (state.pending.length) return;
     state.base ??= this.#report.length;
     state.text.append(text);

@@ -2,13 +2,15 @@
  * The fast text-delta paths (src/transport/fast-json.ts) against JSON.parse and the general
  * decoder: whatever a fast path accepts, JSON.parse accepts too and the general path reads
  * the same values from it; and it does accept the shapes real streams send (or it would
- * never run). Generated events (keys in any order, escapes, astral characters, lone
- * surrogates, nested keys of the same name), mutated lines (whitespace, duplicate keys,
- * broken escapes, raw control characters, cut-off text) and the recorded fixtures.
+ * never run). Generated events (keys in any order, left out or repeated, odd values,
+ * escapes, astral characters, lone surrogates, nested keys of the same name), mutated
+ * lines (whitespace, duplicate keys, broken escapes, raw control characters, cut-off text)
+ * and every `data:` line of the recorded fixtures.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { matchStepText } from "../../providers/gemini/map.js";
 import { decodeStreamEvent, matchTextDelta } from "../../src/protocols/responses/events.js";
 
 const fixtures = new URL("../fixtures/", import.meta.url);
@@ -23,9 +25,11 @@ function recordedData(provider: string): string[] {
     .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5));
 }
 
-const parsed = (text: string): unknown => {
+/** What the general path parses (it trims), or undefined where it reports malformed data. */
+const parsed = (text: string): Record<string, unknown> | undefined => {
   try {
-    return JSON.parse(text.trim());
+    const value = JSON.parse(text.trim()) as unknown;
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
@@ -41,86 +45,61 @@ const anyValue = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.constant(null),
   fc.constant([]),
-  fc.constant({ delta: "nested" }),
+  fc.constant({ delta: "nested", text: "nested", content: "nested" }),
 );
 
-/** JSON text of `entries` in order (duplicates kept), with JSON.stringify's escapes or `\u` ones. */
-const serialized = (entries: [string, unknown][], uEscapes: boolean) =>
-  `{${entries
-    .map(([key, value]) => {
-      let json = JSON.stringify(value);
-      if (uEscapes && typeof value === "string")
-        json = json.replace(/[^\x20-\x7e]|\//g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-      return `${JSON.stringify(key)}:${json}`;
-    })
-    .join(",")}}`;
+/** JSON text of `entries` in order (duplicates kept), optionally with `\u` escapes for all but printable ASCII. */
+function serialized(entries: [string, unknown][], uEscapes: boolean): string {
+  const json = `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(",")}}`;
+  // Outside strings JSON has only printable ASCII: this rewrites string contents alone.
+  return uEscapes
+    ? json.replace(/[^\x20-\x7e]|\//g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+    : json;
+}
 
 /** Turns a line into something near it: whitespace, a cut, a raw control character, a broken escape. */
 const mutation = fc.oneof(
-  fc.constant((s: string) => s),
+  { weight: 10, arbitrary: fc.constant((s: string) => s) },
   fc.nat().map((n) => (s: string) => `${s.slice(0, n % (s.length + 1))} ${s.slice(n % (s.length + 1))}`),
   fc.nat().map((n) => (s: string) => s.slice(0, n % (s.length + 1))),
   fc.nat().map((n) => (s: string) => `${s.slice(0, n % (s.length + 1))}\n${s.slice(n % (s.length + 1))}`),
   fc.nat().map((n) => (s: string) => `${s.slice(0, n % (s.length + 1))}\\${s.slice(n % (s.length + 1))}`),
   fc.constant((s: string) => s.replace(/\\"/, '\\x"')),
-  fc.constant((s: string) => s.replace(/"delta":/, '"delta":"x","delta":')),
+  fc.constant((s: string) => s.replace(/"(delta|text|content)":/, '"$1":"x","$1":')),
+  fc.constant((s: string) => s.replace(/"(delta|text|content)":"/, '"$1":"\\ud83d\\udd0b')),
   fc.constant((s: string) => s.replace(/}$/, ',"delta":"last"}')),
+  fc.constant((s: string) => s.replace(/}}$/, ',"metadata":{}}}')),
   fc.constant((s: string) => s.replace(/,"logprobs":\[\]/, ',"logprobs":[1]')),
   fc.constant((s: string) => ` ${s}\t`),
 );
 
-describe("Responses text delta (OpenAI, Perplexity)", () => {
-  const keys = [
-    "type",
-    "sequence_number",
-    "item_id",
-    "output_index",
-    "content_index",
-    "delta",
-    "logprobs",
-    "obfuscation",
-  ] as const;
-  const typical = (key: (typeof keys)[number]) =>
-    ({
-      type: fc.oneof(fc.constant("response.output_text.delta"), fc.constant("response.output_text.done")),
-      sequence_number: fc.nat(),
-      item_id: fc.string(),
-      output_index: fc.nat(9),
-      content_index: fc.nat(3),
-      delta: anyText,
-      logprobs: fc.constant([]),
-      obfuscation: fc.string(),
-    })[key] as fc.Arbitrary<unknown>;
-  const event = fc
-    .tuple(
-      fc.oneof(
-        fc.shuffledSubarray([...keys], { minLength: 1 }),
-        // The order real streams send, optional keys left out or repeated (the last one wins).
-        fc
-          .tuple(fc.boolean(), fc.boolean(), fc.boolean(), fc.boolean(), fc.boolean())
-          .map(
-            ([first, logprobs, obfuscation, last, twice]) =>
-              [
-                "type",
-                ...(first ? ["sequence_number" as const] : []),
-                "item_id",
-                "output_index",
-                "content_index",
-                "delta",
-                ...(twice ? ["delta" as const] : []),
-                ...(logprobs ? ["logprobs" as const] : []),
-                ...(obfuscation ? ["obfuscation" as const] : []),
-                ...(last ? ["sequence_number" as const] : []),
-              ] as (typeof keys)[number][],
-          ),
+interface Shape<K extends string> {
+  /** The keys in the order real streams send them; `optional` ones may be left out or repeated. */
+  keys: readonly K[];
+  optional: readonly K[];
+  typical: Record<K, fc.Arbitrary<unknown>>;
+  /** What the general path reads (undefined: not this kind of event), and what the fast path reads. */
+  general(text: string): unknown;
+  fast(text: string): unknown;
+}
+
+/** Events of `shape`: its real key order (some keys left out or repeated) or any order, sometimes an odd value. */
+function events<K extends string>(shape: Shape<K>): fc.Arbitrary<string> {
+  const realOrder = fc
+    .tuple(...shape.keys.map(() => fc.nat(5)))
+    .map((draws) =>
+      shape.keys.flatMap((key, i) =>
+        !shape.optional.includes(key) ? [key] : draws[i] === 0 ? [] : draws[i] === 1 ? [key, key] : [key],
       ),
-      fc.nat(3).map((n) => n === 0), // an odd value for one key
-      fc.boolean(), // \u escapes
-      fc.nat(),
-    )
+    );
+  const anyOrder = fc.shuffledSubarray([...shape.keys], { minLength: 1 });
+  return fc
+    .tuple(fc.oneof(realOrder, anyOrder), fc.nat(3), fc.boolean(), fc.nat())
     .chain(([order, odd, uEscapes, which]) =>
       fc
-        .tuple(...order.map((key, i) => (odd && i === which % order.length ? anyValue : typical(key))))
+        .tuple(
+          ...order.map((key, i) => (odd === 0 && i === which % order.length ? anyValue : shape.typical[key])),
+        )
         .map((values) =>
           serialized(
             order.map((key, i) => [key, values[i]]),
@@ -128,69 +107,155 @@ describe("Responses text delta (OpenAI, Perplexity)", () => {
           ),
         ),
     );
+}
 
-  /** What the general path reads from `text`: the decoded text delta, if it is one. */
-  function general(text: string) {
-    const data = parsed(text);
-    const decoded = data === undefined ? undefined : decodeStreamEvent(data);
-    if (decoded?.type !== "response.output_text.delta") return undefined;
-    return {
-      delta: decoded.delta,
-      item_id: decoded.item_id ?? undefined,
-      content_index: decoded.content_index ?? undefined,
-      sequence_number: decoded.sequence_number ?? undefined,
-    };
-  }
+function agrees<K extends string>(shape: Shape<K>, text: string): boolean {
+  const fast = shape.fast(text);
+  if (fast === undefined) return false;
+  expect(shape.general(text)).toEqual(fast);
+  return true;
+}
 
-  function agrees(text: string): boolean {
-    const fast = matchTextDelta(text);
-    if (!fast) return false;
-    expect(general(text)).toEqual({
-      delta: fast.delta,
-      item_id: fast.item_id,
-      content_index: fast.content_index,
-      sequence_number: fast.sequence_number,
+function checks<K extends string>(name: string, shape: Shape<K>, providers: string[], real: () => string) {
+  describe(name, () => {
+    it("reads what JSON.parse and the general path read, on generated and mutated events", () => {
+      let accepted = 0;
+      fc.assert(
+        fc.property(events(shape), mutation, (text, mutate) => {
+          if (agrees(shape, mutate(text))) accepted++;
+        }),
+        { numRuns: 3000, seed: 12 },
+      );
+      expect(accepted).toBeGreaterThan(60);
     });
-    return true;
-  }
 
-  it("reads what JSON.parse and the decoder read, on generated and mutated events", () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(event, mutation, (text, mutate) => {
-        if (agrees(mutate(text))) accepted++;
-      }),
-      { numRuns: 4000, seed: 12 },
-    );
-    expect(accepted).toBeGreaterThan(50);
-  });
+    it("accepts the shape real streams send, whatever the text holds", () => {
+      fc.assert(
+        fc.property(fc.constant(null), () => {
+          expect(agrees(shape, real())).toBe(true);
+        }),
+        { numRuns: 300, seed: 7 },
+      );
+    });
 
-  it("accepts the shapes real streams send, whatever the delta holds", () => {
-    fc.assert(
-      fc.property(anyText, fc.nat(), fc.boolean(), fc.boolean(), (delta, sequence, openai, uEscapes) => {
-        const entries: [string, unknown][] = [
-          ["type", "response.output_text.delta"],
-          ["sequence_number", sequence],
-          ["item_id", "msg_1"],
-          ["output_index", 0],
-          ["content_index", 0],
-          ["delta", delta],
-        ];
-        if (openai) entries.push(["logprobs", []], ["obfuscation", "k3Fq9"]);
-        else entries.push(entries.splice(1, 1)[0]!); // sequence_number last
-        expect(agrees(serialized(entries, uEscapes))).toBe(true);
-      }),
-      { numRuns: 1000, seed: 7 },
-    );
+    it("agrees on every recorded event, and reads every recorded text delta", () => {
+      for (const provider of providers) {
+        const lines = recordedData(provider);
+        const deltas = lines.filter((line) => shape.general(line) !== undefined);
+        expect(lines.filter((line) => agrees(shape, line)).length, provider).toBe(deltas.length);
+        expect(deltas.length, provider).toBeGreaterThan(1);
+      }
+    });
   });
+}
 
-  it("agrees on every recorded OpenAI and Perplexity event, and reads their text deltas", () => {
-    for (const provider of ["openai", "perplexity"]) {
-      const lines = recordedData(provider);
-      const deltas = lines.filter((line) => general(line) !== undefined);
-      const accepted = lines.filter(agrees);
-      expect(accepted.length, provider).toBe(deltas.length);
-      expect(deltas.length, provider).toBeGreaterThan(1);
-    }
-  });
-});
+/** One sample of `arbitrary` per call, from a seeded stream (for the "real shape" checks). */
+function sampler<T>(arbitrary: fc.Arbitrary<T>, seed: number): () => T {
+  const samples = fc.sample(arbitrary, { numRuns: 300, seed });
+  let i = 0;
+  return () => samples[i++ % samples.length]!;
+}
+
+const responsesKeys = [
+  "type",
+  "sequence_number",
+  "item_id",
+  "output_index",
+  "content_index",
+  "delta",
+  "logprobs",
+  "obfuscation",
+] as const;
+checks(
+  "Responses output_text.delta (OpenAI, Perplexity)",
+  {
+    keys: responsesKeys,
+    optional: ["sequence_number", "delta", "logprobs", "obfuscation"],
+    typical: {
+      type: fc.constantFrom("response.output_text.delta", "response.output_text.done"),
+      sequence_number: fc.nat(),
+      item_id: fc.string(),
+      output_index: fc.nat(9),
+      content_index: fc.nat(3),
+      delta: anyText,
+      logprobs: fc.constant([]),
+      obfuscation: fc.string(),
+    },
+    general(text) {
+      const data = parsed(text);
+      const event = data && decodeStreamEvent(data);
+      if (event?.type !== "response.output_text.delta") return undefined;
+      const { delta, item_id, content_index, sequence_number } = event;
+      return { delta, item_id, content_index, sequence_number };
+    },
+    fast(text) {
+      const event = matchTextDelta(text);
+      if (!event) return undefined;
+      const { delta, item_id, content_index, sequence_number } = event;
+      return { delta, item_id, content_index, sequence_number };
+    },
+  },
+  ["openai", "perplexity"],
+  sampler(
+    fc.tuple(anyText, fc.nat(), fc.boolean(), fc.boolean()).map(([delta, sequence, openai, uEscapes]) => {
+      const entries: [string, unknown][] = [
+        ["type", "response.output_text.delta"],
+        ["sequence_number", sequence],
+        ["item_id", "msg_1"],
+        ["output_index", 0],
+        ["content_index", 0],
+        ["delta", delta],
+      ];
+      if (openai) entries.push(["logprobs", []], ["obfuscation", "k3Fq9"]);
+      else entries.push(entries.splice(1, 1)[0]!); // Perplexity's stream may send sequence_number last
+      return serialized(entries, uEscapes);
+    }),
+    3,
+  ),
+);
+
+checks(
+  "Gemini step.delta of text",
+  {
+    keys: ["index", "delta", "event_id", "event_type"] as const,
+    optional: ["delta"],
+    typical: {
+      index: fc.nat(9),
+      delta: fc.oneof(
+        { weight: 5, arbitrary: anyText.map((text) => ({ text, type: "text" })) },
+        anyText.map((text) => ({ type: "text", text })),
+        anyText.map((text) => ({ text, type: "thought" })),
+      ),
+      event_id: fc.oneof({ weight: 5, arbitrary: fc.string() }, fc.constant("")),
+      event_type: fc.oneof({ weight: 5, arbitrary: fc.constant("step.delta") }, fc.constant("content.delta")),
+    },
+    // The session's and the mapper's general path (providers/gemini/session.ts, map.ts #textDelta).
+    general(text) {
+      const data = parsed(text) as
+        | { event_type?: unknown; index?: unknown; metadata?: unknown; delta?: unknown; event_id?: unknown }
+        | undefined;
+      if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null)
+        return;
+      const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
+      if (delta?.type !== "text" || typeof delta.text !== "string") return;
+      if (typeof data.event_id !== "string" || data.event_id === "") return;
+      return { index: data.index, text: delta.text, eventId: data.event_id };
+    },
+    fast: matchStepText,
+  },
+  ["gemini"],
+  sampler(
+    fc.tuple(fc.nat(9), anyText, fc.nat(), fc.boolean()).map(([index, text, n, uEscapes]) =>
+      serialized(
+        [
+          ["index", index],
+          ["delta", { text, type: "text" }],
+          ["event_id", `ev_${n}`],
+          ["event_type", "step.delta"],
+        ],
+        uEscapes,
+      ),
+    ),
+    4,
+  ),
+);
