@@ -65,8 +65,7 @@ const STEP_TEXT = new RegExp(
 export function matchStepText(data: string): StepText | undefined {
   const match = STEP_TEXT.exec(data);
   if (!match || match[4] === "") return undefined;
-  const text = stringValue(match[2], match[3]);
-  return text === undefined ? undefined : { index: Number(match[1]), text, eventId: match[4]! };
+  return { index: Number(match[1]), text: stringValue(match[2], match[3]), eventId: match[4]! };
 }
 
 interface StepState {

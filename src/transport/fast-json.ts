@@ -7,8 +7,9 @@
  *
  * Exact by construction: a pattern spells out compact JSON (no whitespace between tokens)
  * with these fragments only, each of which matches nothing but a well-formed JSON token,
- * so a line it accepts is one `JSON.parse` accepts too and the captures are that parse's
- * values. Anything else does not match, and the caller takes the general path
+ * and names each key once (or captures the last of a repeated one, the one JSON.parse
+ * keeps), so a line it accepts is one `JSON.parse` accepts too and the captures are that
+ * parse's values. Anything else does not match, and the caller takes the general path
  * (`JSON.parse` and the schema). test/transport/fast-json.test.ts checks the protocols'
  * patterns against `JSON.parse` on generated, adversarial and recorded input.
  */
@@ -17,23 +18,17 @@
 export const UINT = "(?:0|[1-9]\\d{0,14})";
 /** The characters of a string token without escapes: no quote, backslash or control character. */
 export const PLAIN = '[^"\\\\\\x00-\\x1f]*';
+/** The characters of any string token, escapes exactly as JSON has them (a backslash, then one of `"\/bfnrt` or `u` and four hex digits). */
+export const CHARS = `(?:[^"\\\\\\x00-\\x1f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*`;
 /**
  * A string token's content, captured twice over: group one when it has no escape (the
  * value as it is), else group two (to be unescaped by `stringValue`).
  */
-export const STRING = `(?:(${PLAIN})|((?:[^"\\\\\\x00-\\x1f]|\\\\.)*))`;
+export const STRING = `(?:(${PLAIN})|(${CHARS}))`;
 
-/**
- * The value of a `STRING` capture: `plain` as it is, or `escaped` unescaped by `JSON.parse`
- * (undefined when an escape is malformed: the line is not JSON, the general path says so).
- */
-export function stringValue(plain: string | undefined, escaped: string | undefined): string | undefined {
-  if (plain !== undefined) return plain;
-  try {
-    return JSON.parse(`"${escaped}"`) as string;
-  } catch {
-    return undefined;
-  }
+/** The value of a `STRING` capture: `plain` as it is, or `escaped` unescaped (its escapes are JSON's). */
+export function stringValue(plain: string | undefined, escaped: string | undefined): string {
+  return plain ?? (JSON.parse(`"${escaped}"`) as string);
 }
 
 /**

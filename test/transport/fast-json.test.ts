@@ -11,6 +11,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { matchStepText } from "../../providers/gemini/map.js";
+import { decodeChunk, matchContent } from "../../src/protocols/chat-completions/chunks.js";
 import { decodeStreamEvent, matchTextDelta } from "../../src/protocols/responses/events.js";
 
 const fixtures = new URL("../fixtures/", import.meta.url);
@@ -68,6 +69,7 @@ const mutation = fc.oneof(
   fc.constant((s: string) => s.replace(/"(delta|text|content)":/, '"$1":"x","$1":')),
   fc.constant((s: string) => s.replace(/"(delta|text|content)":"/, '"$1":"\\ud83d\\udd0b')),
   fc.constant((s: string) => s.replace(/}$/, ',"delta":"last"}')),
+  fc.constant((s: string) => s.replace(/}$/, ',"usage":{"prompt_tokens":1}}')),
   fc.constant((s: string) => s.replace(/}}$/, ',"metadata":{}}}')),
   fc.constant((s: string) => s.replace(/,"logprobs":\[\]/, ',"logprobs":[1]')),
   fc.constant((s: string) => ` ${s}\t`),
@@ -257,5 +259,85 @@ checks(
       ),
     ),
     4,
+  ),
+);
+
+const word = fc.stringMatching(/^[\w./-]{0,24}$/);
+
+/** A choice as servers send it, its keys in their order (`delta` keys in theirs), sometimes not plain. */
+const choice = fc
+  .tuple(
+    fc.nat(2),
+    anyText,
+    fc.boolean(),
+    fc.oneof({ weight: 6, arbitrary: fc.constant(null) }, fc.constant("stop")),
+    fc.oneof(
+      { weight: 6, arbitrary: fc.constant({}) },
+      fc.constant({ reasoning: "r" }),
+      fc.constant({ annotations: [] }),
+    ),
+    fc.boolean(),
+  )
+  .map(([index, content, role, finish, extra, native]) => ({
+    index,
+    delta: { ...(role && { role: "assistant" }), content, ...extra },
+    finish_reason: finish,
+    ...(native && { native_finish_reason: null }),
+    logprobs: null,
+  }));
+
+checks(
+  "Chat Completions content chunk (OpenRouter)",
+  {
+    keys: ["id", "provider", "model", "object", "created", "system_fingerprint", "choices"] as const,
+    optional: ["provider", "system_fingerprint", "choices"],
+    typical: {
+      id: fc.oneof({ weight: 5, arbitrary: word }, fc.string()),
+      provider: fc.constantFrom("OpenAI", "Perplexity"),
+      model: fc.oneof({ weight: 5, arbitrary: word }, fc.string()),
+      object: fc.oneof(
+        { weight: 5, arbitrary: fc.constant("chat.completion.chunk") },
+        fc.constant("chat.completion"),
+      ),
+      created: fc.nat(),
+      system_fingerprint: fc.oneof(fc.constant(null), fc.string()),
+      choices: fc.oneof({ weight: 6, arbitrary: choice.map((c) => [c]) }, fc.array(choice, { maxLength: 2 })),
+    },
+    // The mapper's general path once the generation's id is known (providers/openrouter/map.ts).
+    general(text) {
+      const data = parsed(text);
+      if (data === undefined) return undefined;
+      const decoded = decodeChunk(data, true);
+      return decoded.kind === "content" ? decoded.text : undefined;
+    },
+    fast: matchContent,
+  },
+  ["openrouter"],
+  sampler(
+    fc.tuple(anyText, word, fc.boolean()).map(([content, id, uEscapes]) =>
+      serialized(
+        [
+          ["id", `gen-${id}`],
+          ["provider", "OpenAI"],
+          ["model", "openai/o4-mini-deep-research"],
+          ["object", "chat.completion.chunk"],
+          ["created", 1767000000],
+          [
+            "choices",
+            [
+              {
+                index: 0,
+                delta: { role: "assistant", content },
+                finish_reason: null,
+                native_finish_reason: null,
+                logprobs: null,
+              },
+            ],
+          ],
+        ],
+        uEscapes,
+      ),
+    ),
+    5,
   ),
 );

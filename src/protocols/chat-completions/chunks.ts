@@ -4,6 +4,7 @@
  * copy); every other chunk goes through the `Chunk` schema; what the schema cannot read
  * is `unrecognized` (logged and skipped by the caller, never fatal).
  */
+import { CHARS, STRING, stringValue, UINT } from "../../transport/fast-json.js";
 import { Annotation, Chunk, type Delta, ReasoningDetail, type UrlCitation } from "./wire.js";
 
 export type DecodedChunk =
@@ -36,6 +37,24 @@ export function plainContent(data: unknown): string | undefined {
   if (delta.reasoning != null || delta.reasoning_details != null || delta.annotations != null)
     return undefined;
   return delta.content;
+}
+
+/**
+ * A plain content chunk in the key order OpenAI-compatible servers send (OpenRouter's
+ * `provider` and `native_finish_reason` optional), each key at most once: nothing but
+ * content, as `plainContent` means it (see src/transport/fast-json.ts).
+ */
+const CONTENT_CHUNK = new RegExp(
+  `^\\{"id":"${CHARS}"(?:,"provider":"${CHARS}")?,"model":"${CHARS}","object":"chat\\.completion\\.chunk",` +
+    `"created":${UINT}(?:,"system_fingerprint":(?:null|"${CHARS}"))?,"choices":\\[\\{"index":${UINT},` +
+    `"delta":\\{(?:"role":"assistant",)?"content":"${STRING}"\\},"finish_reason":null` +
+    `(?:,"native_finish_reason":null)?(?:,"logprobs":null)?\\}\\]\\}$`,
+);
+
+/** The content of a plain content chunk read from its `data:` text, without JSON.parse; undefined for any other. */
+export function matchContent(data: string): string | undefined {
+  const match = CONTENT_CHUNK.exec(data);
+  return match ? stringValue(match[1], match[2]) : undefined;
 }
 
 /** `plain: false` reads every chunk through the schema (the first chunk's id matters). */

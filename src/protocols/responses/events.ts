@@ -6,7 +6,7 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
-import { PLAIN, STRING, stringValue, UINT } from "../../transport/fast-json.js";
+import { CHARS, PLAIN, STRING, stringValue, UINT } from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -145,21 +145,19 @@ export function decodeStreamEvent(data: unknown): StreamEvent | undefined {
 const TEXT_DELTA = new RegExp(
   `^\\{"type":"response\\.output_text\\.delta"(?:,"sequence_number":(${UINT}))?,"item_id":"(${PLAIN})",` +
     `"output_index":${UINT},"content_index":(${UINT}),"delta":"${STRING}"` +
-    `(?:,"logprobs":\\[\\])?(?:,"obfuscation":"${PLAIN}")?(?:,"sequence_number":(${UINT}))?\\}$`,
+    `(?:,"logprobs":\\[\\])?(?:,"obfuscation":"${CHARS}")?(?:,"sequence_number":(${UINT}))?\\}$`,
 );
 
 /** A plain text delta read from its `data:` text (see fast-json.ts); undefined for anything else. */
 export function matchTextDelta(text: string): TextDelta | undefined {
   const match = TEXT_DELTA.exec(text);
   if (!match) return undefined;
-  const delta = stringValue(match[4], match[5]);
-  if (delta === undefined) return undefined;
   const sequence = match[6] ?? match[1];
   return {
     type: "response.output_text.delta",
     sequence_number: sequence === undefined ? undefined : Number(sequence),
     item_id: match[2],
     content_index: Number(match[3]),
-    delta,
+    delta: stringValue(match[4], match[5]),
   };
 }
