@@ -575,6 +575,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /**
    * Completes and numbers event `i` of a mapped wire event, moving the ref's position to
    * it; undefined when it is not delivered (before the ref's position, or a repeated `created`).
+   * `bare`: nobody sees the events (result() alone, no observer or spend cap), so a text event
+   * is only counted, and the others are built without the wire's cursor or rawEvent.
    */
   #emit(
     mapped: MappedEvent[],
@@ -585,8 +587,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   ): ResearchEvent | undefined {
     const text = mapped[i]!;
     if (bare && text.type === "text" && text.rawEvent === undefined) {
-      // Nobody sees the event: only what delivering it changes (seq, the ref's position, the
-      // result), and no event object, nor its rawEvent (a fast-read delta's payload stays unparsed).
+      // Only what delivering it changes (seq, the ref's position, the result): no event object,
+      // and a fast-read delta's payload stays unparsed.
       this.#aggregator.addText(text.delta);
       if (i < skip) return undefined;
       if (wire.cursor !== undefined) {
@@ -596,7 +598,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#seq++;
       return undefined;
     }
-    const event = this.#complete(text, wire);
+    const event = this.#complete(text, bare ? undefined : wire);
     if (!event) return undefined;
     if (i < skip) {
       this.#aggregator.add(event); // already delivered before the ref was taken
