@@ -12,7 +12,7 @@ import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.j
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { TextBuffer } from "../../src/text-buffer.js";
 import { TextFingerprint } from "../../src/text-fingerprint.js";
-import { PLAIN, STRING, stringValue, UINT } from "../../src/transport/fast-json.js";
+import { PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../src/transport/fast-json.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import { resultEvents, toolNames, trailOf } from "./trail.js";
@@ -240,7 +240,7 @@ export class GeminiMapper {
   }
 
   #mapEvent(data: unknown, batch: Batch): void {
-    const parsed = WireEventSchema.safeParse(data);
+    const parsed = WireEventSchema.safeParse(data, UNCOMPILED);
     if (!parsed.success) {
       this.#options.logger.debug("gemini: ignoring an event that is not an interaction event", {
         issues: parsed.error.issues.length,
@@ -291,7 +291,7 @@ export class GeminiMapper {
   }
 
   #mapLocal(local: LocalEvent, data: unknown, batch: Batch): void {
-    const interaction = WireInteraction.safeParse(data).data ?? {};
+    const interaction = WireInteraction.safeParse(data, UNCOMPILED).data ?? {};
     if (local.kind === "poll") {
       // A heartbeat per poll (ARCHITECTURE.md, "The flow of one job"): the job is alive while no stream is open.
       if (interaction.status && !isTerminalStatus(interaction.status))

@@ -14,6 +14,13 @@
  * patterns against `JSON.parse` on generated, adversarial and recorded input.
  */
 
+/**
+ * Parse options for a zod schema that reads a few payloads per job (lifecycle events, the
+ * final response, a request): zod's compiled parser costs more to build on its first use
+ * (a few ms per schema, in every fresh process) than it saves on a handful of parses.
+ */
+export const UNCOMPILED = { jitless: true } as const;
+
 /** A non-negative integer of at most 15 digits (exact as a double), no leading zero. */
 export const UINT = "(?:0|[1-9]\\d{0,14})";
 /** The characters of a string token without escapes: no quote, backslash or control character. */

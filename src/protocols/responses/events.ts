@@ -6,7 +6,7 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
-import { CHARS, PLAIN, STRING, stringValue, UINT } from "../../transport/fast-json.js";
+import { CHARS, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -131,7 +131,7 @@ export function decodeStreamEvent(data: unknown): StreamEvent | undefined {
   } else if (type === "response.reasoning_summary_text.delta") {
     if (isDelta(record, "summary_index")) return record as unknown as SummaryDelta;
   } else if (Object.hasOwn(schemas, type)) {
-    const parsed = schemas[type as keyof Schemas].safeParse(record);
+    const parsed = schemas[type as keyof Schemas].safeParse(record, UNCOMPILED);
     if (parsed.success) return { ...parsed.data, type } as StreamEvent;
   }
   return { type: "unknown", wireType: type, sequence_number: sequence };
