@@ -575,8 +575,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /**
    * Completes and numbers event `i` of a mapped wire event, moving the ref's position to
    * it; undefined when it is not delivered (before the ref's position, or a repeated `created`).
-   * `bare`: nobody sees the events (result() alone, no observer or spend cap), so a text event
-   * is only counted, and the others are built without the wire's cursor or rawEvent.
+   * `bare`: nobody sees the events (result() alone, no observer or spend cap), so text,
+   * citations and thinking are only counted, and the others are built without the wire's
+   * cursor or rawEvent.
    */
   #emit(
     mapped: MappedEvent[],
@@ -586,10 +587,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     bare: boolean,
   ): ResearchEvent | undefined {
     const text = mapped[i]!;
-    if (bare && text.type === "text" && text.rawEvent === undefined) {
-      // Only what delivering it changes (seq, the ref's position, the result): no event object,
-      // and a fast-read delta's payload stays unparsed.
-      this.#aggregator.addText(text.delta);
+    if (bare && (text.type === "text" || text.type === "citation" || text.type === "thinking")) {
+      // Events #complete only copies: just what delivering one changes (seq, the ref's
+      // position, the result), no event object, and a fast-read delta's payload stays unparsed.
+      if (text.type === "text") this.#aggregator.addText(text.delta);
+      else if (text.type === "citation") this.#aggregator.addCitation(text.citation);
       if (i < skip) return undefined;
       if (wire.cursor !== undefined) {
         this.#refCursor = wire.cursor;

@@ -157,7 +157,12 @@ export class ResponseMapper {
         if (event.type === "citation") citations++;
         if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
       }
-      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
+      this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
+      const last = this.#lastBatch;
+      last.cursor = wire.cursor;
+      last.text = text;
+      last.citations = citations;
+      last.trail = trail;
     }
     return events;
   }
