@@ -135,6 +135,6 @@ export function reportOf(response: WireResponse, dialect: ResponsesDialect): Fin
     }
   }
   const inline: InlineCitations | undefined = dialect.inlineCitations?.();
-  const citations = inline ? inline.scan(text, sources, true) : annotated;
+  const citations = inline ? [...inline.scan(text, sources, true)] : annotated;
   return { text, citations, searchIds, fetches, sources };
 }
