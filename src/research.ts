@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -18,7 +18,31 @@ import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
 import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
+import { toTransportError } from "./transport/http.js";
+import { connectionFailure } from "./transport/network.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
+
+/**
+ * A job's binding fields, computed once per job id: `toRef()` may run at every event (a
+ * worker stores the ref with each batch), and the credential tag is an HMAC.
+ */
+function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof bindRef> {
+  let last: { jobId: string; fields: ReturnType<typeof bindRef> } | undefined;
+  return (jobId) => {
+    if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
+    return last.fields;
+  };
+}
+
+/**
+ * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
+ * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
+ */
+function typedFailure(error: unknown, provider: ProviderName): SondeError {
+  return SondeError.isInstance(error)
+    ? error
+    : (connectionFailure(error, provider) ?? toTransportError(error, provider));
+}
 
 /** Options of a call that reads or cancels a job by its ref. */
 export interface RefCallOptions {
@@ -141,7 +165,7 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
@@ -197,7 +221,7 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      bind: (jobId) => bindRef(identity, jobId),
+      bind: boundOnce(identity),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
@@ -211,7 +235,9 @@ export class ResearchNamespace {
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
-    const snapshot = await this.#adapter(parsed.provider).get(parsed, context);
+    const snapshot = await this.#adapter(parsed.provider)
+      .get(parsed, context)
+      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
     const { usage, ...rest } = snapshot;
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
@@ -225,7 +251,9 @@ export class ResearchNamespace {
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
-    const { usage, ...rest } = await this.#adapter(parsed.provider).cancel(parsed, context);
+    const { usage, ...rest } = await this.#adapter(parsed.provider)
+      .cancel(parsed, context)
+      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 
@@ -288,12 +316,16 @@ export class ResearchNamespace {
     // A ref of an engine this client lacks: say which engine to add, before "unknown model".
     this.#adapter(ref.provider);
     const info = findIn(this.#models, ref.model);
-    if (!info || info.provider !== ref.provider) {
+    if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know.`,
+        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
       );
-    }
+    if (!info)
+      throw new InvalidRefError(
+        "model",
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+      );
     return info;
   }
 

@@ -131,8 +131,11 @@ export class SpendMeter {
     if (charged?.costSource === "provider")
       return { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
     const { costUSD, source } = this.running();
-    if (source === "streamed-estimate" && costUSD > this.#usage.costUSD)
-      return { ...this.#usage, costUSD, costSource: "estimate" };
+    if (source === "streamed-estimate" && costUSD > this.#usage.costUSD) {
+      // The estimate priced the searches seen in the stream; the counts say the same.
+      const searches = Math.max(this.#usage.searches, this.#searchesStarted, this.#searchesCompleted);
+      return { ...this.#usage, searches, costUSD, costSource: "estimate" };
+    }
     return undefined;
   }
 }
@@ -144,9 +147,25 @@ function described(crossing: CapCrossing): string {
       : crossing.source === "quote"
         ? "as the provider quoted it when it accepted the job"
         : crossing.source === "streamed-estimate"
-          ? "estimated from catalog prices and the text streamed so far"
+          ? "estimated from catalog prices and the text and searches streamed so far"
           : "estimated from catalog prices and the reported usage";
   return `The spend cap of ${dollars(crossing.maxCostUSD)} was crossed (${dollars(crossing.costUSD)}, ${what})`;
+}
+
+/**
+ * The `cost-cap` gap of a job that completed above its cap: the cost was only known at the
+ * end (`final`), or the provider finished before Sonde's cancel reached it (`finished-first`).
+ * The report is whole; the gap says the money went past the cap, so it is never only a log line.
+ */
+export function aboveCapGap(crossing: CapCrossing, why: "final" | "finished-first"): Gap {
+  const how =
+    why === "final"
+      ? "this engine reports the cost only when the job has finished, so there was nothing left to stop"
+      : "the provider finished the job before Sonde's cancel reached it";
+  return {
+    kind: "cost-cap",
+    detail: `${described(crossing)} at the end: ${how}. The job completed above its cap; its report is whole and its usage says what it cost.`,
+  };
 }
 
 /** The `cost-cap` gap that ends a capped job, saying honestly whether the spend stopped. */

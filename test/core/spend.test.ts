@@ -11,6 +11,7 @@ import type { ResearchEvent } from "../../src/events.js";
 import { InvalidRequestError, Sonde, UnsupportedOptionError } from "../../src/index.js";
 import { ResearchJob } from "../../src/job.js";
 import type { CancelOutcome, EngineSession } from "../../src/provider.js";
+import { capGap, SpendMeter } from "../../src/spend.js";
 import { clearMocks, mockResearch } from "../../src/testing/index.js";
 import { fakeSession, script } from "../helpers/fake-engine.js";
 
@@ -95,7 +96,7 @@ describe("spend cap in the job", () => {
     expect(result.usage).toMatchObject({ costUSD: 0.05, costSource: "provider", inputTokens: 1000 });
   });
 
-  it("a completion that wins the cancel race is read to its end: completed, whole, no gap, and said", async () => {
+  it("a completion that wins the cancel race is read to its end: completed, whole, and a cost-cap gap says it went past the cap", async () => {
     let cancels = 0;
     const warnings: string[] = [];
     const job = new ResearchJob({
@@ -110,8 +111,14 @@ describe("spend cap in the job", () => {
     const events = await collect(job);
     expect(cancels).toBe(1);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
-    expect(events.some((e) => e.type === "gap")).toBe(false);
-    // Never silent: the job ended above its cap, and the log says so.
+    // Never silent: the job ended above its cap; the result, the stream and the log say so.
+    expect(events.filter((e) => e.type === "gap")).toEqual([
+      expect.objectContaining({
+        gap: { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) },
+      }),
+    ]);
+    expect(events.at(-2)?.type).toBe("gap");
+    expect((await job.result()).gaps).toHaveLength(1);
     expect(warnings).toEqual([expect.stringMatching(/ended above the cap/)]);
   });
 
@@ -135,6 +142,19 @@ describe("spend cap in the job", () => {
     expect(cancels).toBe(0);
     expect(result.status).toBe("completed");
     expect(result.gaps).toEqual([]);
+  });
+
+  // As a Gemini stream does: searches start before the engine's first usage snapshot counts them.
+  it("crossing on streamed searches: the gap says so, and the last usage counts the searches it priced", () => {
+    const meter = new SpendMeter(0.015, pricing); // $10 per 1,000 searches: two are $0.02
+    for (const query of ["a", "b"])
+      meter.observe({ type: "search", action: "search", query, state: "started", seq: 0 });
+    const crossing = meter.crossing();
+    expect(crossing).toMatchObject({ costUSD: 0.02, source: "streamed-estimate" });
+    expect(capGap(crossing!, { outcome: "cancelled" }).detail).toMatch(
+      /estimated from catalog prices and the text and searches streamed so far/,
+    );
+    expect(meter.finalUsage(undefined)).toMatchObject({ searches: 2, costUSD: 0.02, costSource: "estimate" });
   });
 });
 
