@@ -47,7 +47,7 @@ export class WebMarkers implements InlineCitations {
     const text = this.#held + appended;
     const base = this.#length - this.#held.length;
     this.#length += appended.length;
-    let out: Citation[] | undefined;
+    const out: Citation[] = [];
     let end = 0;
     for (let at = text.indexOf(OPEN); at >= 0; at = text.indexOf(OPEN, at + 1)) {
       let i = at + OPEN.length;
@@ -61,11 +61,11 @@ export class WebMarkers implements InlineCitations {
       const citation: Citation = { url: source.url, startIndex: base + at, endIndex: base + end };
       if (source.title) citation.title = source.title;
       if (source.snippet) citation.snippet = source.snippet;
-      (out ??= []).push(citation);
+      out.push(citation);
     }
     const open = final ? -1 : text.lastIndexOf("[");
     const held = open >= Math.max(end, text.length - LONGEST_PARTIAL) && partialMarker(text, open);
     this.#held = held ? text.slice(open) : "";
-    return out ?? NONE;
+    return out;
   }
 }
