@@ -191,9 +191,12 @@ checks(
       return { delta, item_id, content_index, sequence_number };
     },
     fast(text) {
-      const event = matchTextDelta(text);
-      if (!event) return undefined;
-      const { delta, item_id, content_index, sequence_number } = event;
+      const wire = matchTextDelta(text);
+      if (!wire) return undefined;
+      const { delta, item_id, content_index, sequence_number } = wire.event;
+      // The cursor is the digits as sent: what the general path's String(sequence_number) gives.
+      expect(wire.cursor).toBe(sequence_number === undefined ? undefined : String(sequence_number));
+      expect(wire.data).toEqual(parsed(text));
       return { delta, item_id, content_index, sequence_number };
     },
   },

@@ -6,7 +6,7 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
-import { CHARS, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
+import { CHARS, LazyWire, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -148,16 +148,21 @@ const TEXT_DELTA = new RegExp(
     `(?:,"logprobs":\\[\\])?(?:,"obfuscation":"${CHARS}")?(?:,"sequence_number":(${UINT}))?\\}$`,
 );
 
-/** A plain text delta read from its `data:` text (see fast-json.ts); undefined for anything else. */
-export function matchTextDelta(text: string): TextDelta | undefined {
+/**
+ * A plain text delta read from its `data:` text (see fast-json.ts), as the wire event the
+ * session hands on (its cursor: the `sequence_number` digits as sent, which are what
+ * `String(sequence_number)` gives for them); undefined for anything else.
+ */
+export function matchTextDelta(text: string): LazyWire<TextDelta> | undefined {
   const match = TEXT_DELTA.exec(text);
   if (!match) return undefined;
   const sequence = match[6] ?? match[1];
-  return {
+  const event: TextDelta = {
     type: "response.output_text.delta",
     sequence_number: sequence === undefined ? undefined : Number(sequence),
     item_id: match[2],
     content_index: Number(match[3]),
     delta: stringValue(match[4], match[5]),
   };
+  return new LazyWire(sequence, text, event);
 }

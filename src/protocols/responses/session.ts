@@ -14,13 +14,12 @@ import type {
   ProviderContext,
   WireEvent,
 } from "../../provider.js";
-import { LazyWire } from "../../transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { type EventSourceMessage, parseData, readSseBatches } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { decodeStreamEvent, matchTextDelta, responseOf, type TextDelta } from "./events.js";
+import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
 import { isTerminalWireStatus, terminalEventTypes } from "./status.js";
 import { WireResponse } from "./wire.js";
@@ -313,9 +312,7 @@ export class ResponsesSession implements EngineSession {
       // Nearly every event: a text delta, read without building its payload (fast-json.ts).
       const delta = matchTextDelta(message.data);
       if (delta) {
-        const sequence = delta.sequence_number;
-        const cursor = sequence === undefined ? undefined : String(sequence);
-        batch.push(new LazyWire<TextDelta>(cursor, message.data, delta));
+        batch.push(delta);
         continue;
       }
       let data: unknown;
