@@ -19,7 +19,7 @@ import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
 /** KB min+gz per engine: the goal where it is met, else just above today's figure. */
-const BUDGET_KB = { openai: 37, gemini: 36, openrouter: 34, perplexity: 37.5, hosted: 30 };
+const BUDGET_KB = { openai: 37.7, gemini: 36.5, openrouter: 34.5, perplexity: 38.5, hosted: 30 };
 const GOAL_KB = 30;
 
 /**
