@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -38,10 +38,8 @@ function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof 
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
  * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
-function typedFailure(error: unknown, provider: ProviderName): SondeError {
-  return SondeError.isInstance(error)
-    ? error
-    : (connectionFailure(error, provider) ?? toTransportError(error, provider));
+function typedFailure(error: unknown, provider: ProviderName) {
+  return connectionFailure(error, provider) ?? toTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -319,12 +317,12 @@ export class ResearchNamespace {
     if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
+        `The ref's model "${ref.model}" is not ${ref.provider}'s: the ref was edited. Pass the object job.toRef() returned.`,
       );
     if (!info)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
       );
     return info;
   }

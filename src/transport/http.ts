@@ -84,7 +84,7 @@ function describe(body: unknown): { message: string | undefined; code: string | 
 }
 
 const noSuchJob = (provider: ProviderName) =>
-  `${provider} has no such job: it expired or was deleted, or it belongs to another account or project.`;
+  `${provider} has no such job (expired, deleted, or another account's).`;
 
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
 export function errorFromFailure(failure: HttpFailure): SondeError {
@@ -309,8 +309,7 @@ export async function submitOnce<T>(
     if (JobNotFoundError.isInstance(error))
       // No job was named yet: the path (base URL), the model or a previous job is what was not found.
       throw new InvalidRequestError(
-        `${error.message.replace(` ${noSuchJob(provider)}`, "")} The job submission got a 404, so no job was created: check the ${provider} ` +
-          "baseURL (its path included), that this account can use the model, and any previousJobId.",
+        `${error.message.replace(` ${noSuchJob(provider)}`, "")} No job was created: check the ${provider} baseURL (path included), the model and any previousJobId.`,
         { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
       );
     if (SondeError.isInstance(error)) throw error;
