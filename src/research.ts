@@ -312,7 +312,8 @@ export class ResearchNamespace {
 
   #modelOf(ref: JobRef): ModelInfo {
     // A ref of an engine this client lacks: say which engine to add, before "unknown model".
-    this.#adapter(ref.provider);
+    // A retired model's ref fails before the key check: a missing key is not the problem.
+    this.#adapter(ref.provider).checkRef?.(ref);
     const info = findIn(this.#models, ref.model);
     if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
