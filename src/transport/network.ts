@@ -64,6 +64,8 @@ export function neverSentCode(error: unknown): string | undefined {
   for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
     const code = codeOf(current);
     if (code && neverSentCodes.has(code)) return code;
+    // fetch refuses the spec's "bad ports" before connecting; undici gives no code, only this message.
+    if (!code && (current as Error).message === "bad port") return "BAD_PORT";
     // Node's aggregate of every address tried (IPv4 and IPv6): all of them must have refused.
     const errors = (current as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.length > 0) {
@@ -79,6 +81,13 @@ export function neverSentCode(error: unknown): string | undefined {
 export function connectionFailure(error: unknown, provider: ProviderName): ConnectionError | undefined {
   const code = neverSentCode(error);
   if (code === undefined) return undefined;
+  if (code === "BAD_PORT")
+    return new ConnectionError(`${provider}: fetch blocks this port; nothing was sent. Use another port.`, {
+      provider,
+      networkCode: code,
+      cause: error,
+      retryable: false,
+    });
   const what = dnsCodes.has(code)
     ? "could not resolve the host name"
     : /CERT|TLS|SSL/.test(code)
