@@ -3,6 +3,7 @@ import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
   type AbortedJobState,
+  ConnectionError,
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
@@ -848,7 +849,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     const error = toTransportError(thrown, this.#init.provider, signal);
     this.#failure = error;
-    const interrupted = StreamInterruptedError.isInstance(error);
+    // A refused reconnect to a job that exists leaves it running, as a lost stream does.
+    const interrupted =
+      StreamInterruptedError.isInstance(error) ||
+      (ConnectionError.isInstance(error) && this.#id !== undefined);
     const finalStatus: JobStatus = interrupted ? "incomplete" : "failed";
     tail.push(
       this.#number({

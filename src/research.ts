@@ -19,7 +19,6 @@ import { type JobRef, parseRef, refLimits } from "./ref.js";
 import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
 import { toTransportError } from "./transport/http.js";
-import { connectionFailure } from "./transport/network.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 /**
@@ -32,14 +31,6 @@ function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof 
     if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
     return last.fields;
   };
-}
-
-/**
- * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
- * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
- */
-function typedFailure(error: unknown, provider: ProviderName) {
-  return connectionFailure(error, provider) ?? toTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -235,7 +226,7 @@ export class ResearchNamespace {
     this.#requireKey(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider)
       .get(parsed, context)
-      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
+      .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
     const { usage, ...rest } = snapshot;
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
@@ -251,7 +242,7 @@ export class ResearchNamespace {
     this.#requireKey(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
       .cancel(parsed, context)
-      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
+      .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 

@@ -256,8 +256,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
 /**
  * Maps whatever a transport call threw onto Sonde's errors. Our own errors pass
- * through; the caller's abort becomes `JobAbortedError`; anything else (reset,
- * DNS, TLS, timeout) is a retryable `StreamInterruptedError`.
+ * through; the caller's abort becomes `JobAbortedError`; a connection never made (see
+ * network.ts) is a `ConnectionError`; anything else (reset, timeout) is a retryable
+ * `StreamInterruptedError`.
  */
 export function toTransportError(error: unknown, provider: ProviderName, signal?: AbortSignal): SondeError {
   if (SondeError.isInstance(error)) return error;
@@ -265,6 +266,8 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
     return signal.reason instanceof SondeError
       ? signal.reason
       : new JobAbortedError("aborted", signal.reason);
+  const neverSent = connectionFailure(error, provider);
+  if (neverSent) return neverSent;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }

@@ -55,3 +55,19 @@ describe("get and cancel of a ref over a failing connection", () => {
     },
   );
 });
+
+describe("attach over a refused connection", () => {
+  it("is a ConnectionError naming its code, not a lost stream", async () => {
+    const client = clientAt(refusedURL);
+    const job = client.research.attach(ref);
+    const events: { type: string; error?: { code: string } }[] = [];
+    for await (const event of job) events.push(event as (typeof events)[number]);
+    const error = await job.result().catch((e: unknown) => e);
+    expect(ConnectionError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ code: "connection_failed", networkCode: "ECONNREFUSED", provider: "openai" });
+    expect((error as Error).message).toMatch(/could not connect \(ECONNREFUSED\); the request was never sent/);
+    expect(events.filter((e) => e.type === "error").map((e) => e.error?.code)).toEqual(["connection_failed"]);
+    // The job itself may still be running: the ref stays worth attaching again.
+    expect(job.status).toBe("incomplete");
+  });
+});
