@@ -213,6 +213,8 @@ export interface ResearchAdapter {
   readonly supports: readonly RequestOption[];
   /** Throws for a ref this engine can never follow (a retired model's): run before the key check. */
   checkRef?(ref: JobRef): void;
+  /** Throws for settings a real request needs (hosted's base URL); checked with the key, skipped under mocks. */
+  checkConfig?(context: ProviderContext): void;
   /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */
   validate?(request: ResolvedRequest, context: Pick<ProviderContext, "settings" | "extras">): void;
   /**

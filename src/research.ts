@@ -128,7 +128,7 @@ export class ResearchNamespace {
     const identity = this.#identity(context, options.owner);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
-    if (!mocked) this.#requireKey(resolved.provider, context);
+    if (!mocked) this.#requireConfig(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
     const maxCostUSD = resolved.budget?.maxCostUSD;
     const pollOnly = resolved.modelInfo.capabilities.pollOnly;
@@ -171,7 +171,7 @@ export class ResearchNamespace {
     const identity = this.#identity(context, options.owner);
     checkRefBinding(parsed, identity);
     const mocked = mockHook()?.attach(parsed);
-    if (!mocked) this.#requireKey(parsed.provider, context);
+    if (!mocked) this.#requireConfig(parsed.provider, context);
     const session =
       mocked ??
       this.#adapter(parsed.provider).attach(parsed, context, {
@@ -223,7 +223,7 @@ export class ResearchNamespace {
     checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
-    this.#requireKey(parsed.provider, context);
+    this.#requireConfig(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider)
       .get(parsed, context)
       .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
@@ -239,7 +239,7 @@ export class ResearchNamespace {
     checkRefBinding(parsed, this.#identity(context, options.owner));
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
-    this.#requireKey(parsed.provider, context);
+    this.#requireConfig(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
       .cancel(parsed, context)
       .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
@@ -269,7 +269,7 @@ export class ResearchNamespace {
   validate(request: ResearchRequest): ResolvedRequest {
     const resolved = this.#resolve(request);
     if (!mockHook()?.claims?.(resolved))
-      this.#requireKey(resolved.provider, this.#contextFor(resolved.provider));
+      this.#requireConfig(resolved.provider, this.#contextFor(resolved.provider));
     return resolved;
   }
 
@@ -319,7 +319,8 @@ export class ResearchNamespace {
     return info;
   }
 
-  #requireKey(provider: ProviderName, context: ProviderContext): void {
+  #requireConfig(provider: ProviderName, context: ProviderContext): void {
+    this.#adapters[provider]?.checkConfig?.(context);
     const env = envNames[provider];
     if (env && !context.settings.apiKey) {
       throw new AuthenticationError(
