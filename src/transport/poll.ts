@@ -45,19 +45,21 @@ export async function getJson(
 export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGenerator<T> {
   const { provider, signal, policy } = options;
   // The job exists and polling sends nothing billable, so a long Retry-After is honoured, but said.
-  const waiting = (waitMs: number, why: string) => {
+  const waiting = (waitMs: number) => {
     if (waitMs > policy.maxDelayMs)
-      options.logger?.warn(`${provider}: ${why}; waiting as asked (longer than retry.maxDelayMs)`, {
-        provider,
-        waitMs: Math.round(waitMs),
-        maxDelayMs: policy.maxDelayMs,
-      });
+      options.logger?.warn(
+        "the server asks to wait longer than retry.maxDelayMs before the next poll; waiting",
+        {
+          provider,
+          waitMs,
+        },
+      );
   };
   let retryAfterMs: number | undefined;
   for (let attempt = 0; ; attempt++) {
     if (attempt > 0 || !options.immediate) {
       const delay = pollDelay(attempt, policy, retryAfterMs);
-      waiting(delay, "the server asks to wait before the next poll");
+      waiting(delay);
       await sleep(delay, signal);
     }
     const snapshot = await withRetry(
@@ -71,7 +73,7 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
       {
         policy,
         signal,
-        onRetry: (_error, _attempt, delayMs) => waiting(delayMs, "a poll failed and the server asks to wait"),
+        onRetry: (_error, _attempt, delayMs) => waiting(delayMs),
       },
     );
     retryAfterMs = snapshot.retryAfterMs;
