@@ -64,8 +64,14 @@ describe("attach over a refused connection", () => {
     for await (const event of job) events.push(event as (typeof events)[number]);
     const error = await job.result().catch((e: unknown) => e);
     expect(ConnectionError.isInstance(error), String(error)).toBe(true);
-    expect(error).toMatchObject({ code: "connection_failed", networkCode: "ECONNREFUSED", provider: "openai" });
-    expect((error as Error).message).toMatch(/could not connect \(ECONNREFUSED\); the request was never sent/);
+    expect(error).toMatchObject({
+      code: "connection_failed",
+      networkCode: "ECONNREFUSED",
+      provider: "openai",
+    });
+    expect((error as Error).message).toMatch(
+      /could not connect \(ECONNREFUSED\); the request was never sent/,
+    );
     expect(events.filter((e) => e.type === "error").map((e) => e.error?.code)).toEqual(["connection_failed"]);
     // The job itself may still be running: the ref stays worth attaching again.
     expect(job.status).toBe("incomplete");
