@@ -182,9 +182,7 @@ export class ResearchNamespace {
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
     const { maxCostUSD } = options;
     if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
-      throw new InvalidRequestError(
-        `attach: maxCostUSD must be a positive number of dollars (got ${maxCostUSD}).`,
-      );
+      throw new InvalidRequestError(`attach: maxCostUSD must be a positive number (got ${maxCostUSD}).`);
     const pollOnly = info.capabilities.pollOnly;
     return new ResearchJob({
       maxCostUSD,
@@ -296,7 +294,7 @@ export class ResearchNamespace {
     if (!adapter)
       throw new InvalidRefError(
         "provider",
-        `No ${provider} engine is available in this client: pass it in createSonde({ adapters }) (import it from "sonde/providers/${provider}").`,
+        `No ${provider} engine in this client: pass it in createSonde({ adapters }) (from "sonde/providers/${provider}").`,
       );
     return adapter;
   }
@@ -314,7 +312,7 @@ export class ResearchNamespace {
     if (!info)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
+        `This Sonde does not know the ref's model "${ref.model}" (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
       );
     return info;
   }
@@ -336,7 +334,7 @@ function checkOwner(owner: unknown, where: string): string | undefined {
   if (owner === undefined) return undefined;
   if (typeof owner !== "string" || owner.length === 0 || owner.length > refLimits.owner)
     throw new InvalidRequestError(
-      `${where} must be a non-empty string of at most ${refLimits.owner} characters (a tenant or user id).`,
+      `${where} must be a non-empty string of at most ${refLimits.owner} characters.`,
     );
   return owner;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import {
   AuthenticationError,
+  ConnectionError,
   IndeterminateSubmissionError,
   InsufficientCreditError,
   InvalidRequestError,
@@ -272,6 +273,8 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }
 
+const unsure = "It may or may not have started and billed; Sonde did not resend it: check the dashboard.";
+
 /** Statuses a gateway sends when it lost the engine mid-request: the job may exist behind them. */
 const gatewayFailures = new Set([502, 504, 524]);
 
@@ -299,8 +302,7 @@ export async function submitOnce<T>(
       // A gateway lost or timed out on the engine behind it: the status line is the gateway's,
       // and the engine may have accepted (and be billing) the job.
       throw new IndeterminateSubmissionError(
-        `${provider}: the job submission got a gateway error (${error.status}). It may or may not have ` +
-          "started and billed; Sonde did not resend it. Check the provider's dashboard before submitting again.",
+        `${provider}: the job submission got a gateway error (${error.status}). ${unsure}`,
         {
           provider,
           status: error.status,
@@ -312,18 +314,16 @@ export async function submitOnce<T>(
     if (JobNotFoundError.isInstance(error))
       // No job was named yet: the path (base URL), the model or a previous job is what was not found.
       throw new InvalidRequestError(
-        `${error.message.replace(` ${noSuchJob(provider)}`, "")} No job was created: check the ${provider} baseURL (path included), the model and any previousJobId.`,
+        `${error.message.replace(` ${noSuchJob(provider)}`, "")} No job was created: check the ${provider} baseURL (and path), model and previousJobId.`,
         { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
       );
     if (SondeError.isInstance(error)) throw error;
-    if (signal.aborted) throw toTransportError(error, provider, signal);
     // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.
-    const neverSent = connectionFailure(error, provider);
-    if (neverSent) throw neverSent;
+    const typed = toTransportError(error, provider, signal);
+    if (signal.aborted || ConnectionError.isInstance(typed)) throw typed;
     const detail = error instanceof Error ? error.message : String(error);
     throw new IndeterminateSubmissionError(
-      `${provider}: the job submission got no answer (${detail}). It may or may not have started and billed; ` +
-        "Sonde did not resend it. Check the provider's dashboard before submitting again.",
+      `${provider}: the job submission got no answer (${detail}). ${unsure}`,
       { provider, cause: error },
     );
   }

@@ -65,7 +65,7 @@ export function neverSentCode(error: unknown): string | undefined {
     const code = codeOf(current);
     if (code && neverSentCodes.has(code)) return code;
     // fetch refuses the spec's "bad ports" before connecting; undici gives no code, only this message.
-    if (!code && (current as Error).message === "bad port") return "BAD_PORT";
+    if ((current as Error).message === "bad port") return "BAD_PORT";
     // Node's aggregate of every address tried (IPv4 and IPv6): all of them must have refused.
     const errors = (current as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.length > 0) {
@@ -81,20 +81,17 @@ export function neverSentCode(error: unknown): string | undefined {
 export function connectionFailure(error: unknown, provider: ProviderName): ConnectionError | undefined {
   const code = neverSentCode(error);
   if (code === undefined) return undefined;
-  if (code === "BAD_PORT")
-    return new ConnectionError(`${provider}: fetch blocks this port; nothing was sent. Use another port.`, {
-      provider,
-      networkCode: code,
-      cause: error,
-      retryable: false,
-    });
-  const what = dnsCodes.has(code)
-    ? "could not resolve the host name"
-    : /CERT|TLS|SSL/.test(code)
-      ? "the TLS handshake failed"
-      : "could not connect";
+  const what =
+    code === "BAD_PORT"
+      ? "fetch blocks this port: use another"
+      : dnsCodes.has(code)
+        ? "could not resolve the host"
+        : /CERT|TLS|SSL/.test(code)
+          ? "the TLS handshake failed"
+          : "could not connect";
   return new ConnectionError(
-    `${provider}: ${what} (${code}); the request was never sent. Check the base URL, DNS, proxy and certificates.`,
-    { provider, networkCode: code, cause: error },
+    `${provider}: ${what} (${code}); the request was never sent: check the base URL.`,
+    // A blocked port is blocked again: not worth a retry.
+    { provider, networkCode: code, cause: error, retryable: code !== "BAD_PORT" },
   );
 }

@@ -104,7 +104,9 @@ describe("a job submission that never left", () => {
     const error = await job.result().catch((e: unknown) => e);
     expect(ConnectionError.isInstance(error), String(error)).toBe(true);
     expect(error).toMatchObject({ retryable: false, networkCode: "BAD_PORT", provider: "openai" });
-    expect((error as Error).message).toMatch(/fetch blocks this port; nothing was sent\. Use another port/);
+    expect((error as Error).message).toMatch(
+      /fetch blocks this port: use another \(BAD_PORT\); the request was never sent/,
+    );
     expect(attempts).toBe(1); // the same port is blocked again: no retry
   });
 
