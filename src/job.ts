@@ -31,6 +31,7 @@ import type {
 } from "./provider.js";
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
+import type { RefBinding } from "./ref-binding.js";
 import { type CapCrossing, capGap, SpendMeter } from "./spend.js";
 import { toTransportError } from "./transport/http.js";
 import { SubmitRateLimit } from "./transport/rate-limit.js";
@@ -96,8 +97,14 @@ export interface JobInit {
   signal?: AbortSignal | undefined;
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
-  /** The ref's credential and owner binding for this job id (see ref-binding.ts). */
-  bind?: (jobId: string) => Pick<JobRef, "credential" | "owner">;
+  /**
+   * The ref's credential and owner binding for this job id (see ref-binding.ts): computed
+   * when the id becomes known, before `created` is delivered, so `toRef()` stays synchronous.
+   * Usually at once; a promise when its hashing is not ready yet (the stream then waits).
+   */
+  bind?: (jobId: string) => RefBinding | Promise<RefBinding>;
+  /** Attached jobs: checks the ref's credential tag; awaited before the first request. */
+  verify?: () => Promise<void>;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
   /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
   maxCostUSD?: number | undefined;
@@ -153,6 +160,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   readonly #controller = new AbortController();
   readonly #aggregator = new ResultAggregator();
   #id: string | undefined;
+  /** What `toRef()` writes for the credential and owner (see `JobInit.bind`). */
+  #binding: RefBinding | undefined;
   #status: JobStatus = "queued";
   #createdAt: string | undefined;
   #deadlineAt: string | undefined;
@@ -200,6 +209,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (init.ref) {
       this.#id = init.ref.jobId;
       this.#createdAt = init.ref.createdAt;
+      // Until the job runs and re-binds the ref to this client, toRef() keeps the ref's own binding.
+      const { credential, owner } = init.ref;
+      this.#binding = { ...(credential && { credential }), ...(owner !== undefined && { owner }) };
       this.#refCursor = init.ref.cursor;
       this.#refOffset = init.ref.cursorOffset;
       if (init.ref.cursor !== undefined) {
@@ -249,7 +261,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
       ...(deadlineAt && { deadlineAt }),
-      ...this.#init.bind?.(this.#id),
+      ...this.#binding,
       resume: this.#session.resumeState(),
     };
   }
@@ -495,9 +507,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       event = { ...mapped, seq: 0 } as ResearchEvent;
     }
     if (event.type === "created") {
-      if (this.#id) return undefined; // attached: the ref already carried it
-      this.#id = event.jobId;
-      this.#onId?.(event.jobId);
+      if (this.#id) return undefined; // attached: the ref already carried it (the id is set by #identify)
     } else if (event.type === "status") {
       this.#status = event.status;
       if (isTerminal(event.status)) this.#terminal = this.#over = true;
@@ -614,6 +624,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         for (let i = 0; i < mapped.length; i++) {
           const event = this.#emit(mapped, i, wire, skip);
           if (!event) continue;
+          if (event.type === "created") {
+            const binding = this.#identify(event.jobId);
+            if (binding) await binding;
+          }
           if (batched) out.push(event);
           else yield [event];
         }
@@ -642,8 +656,38 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     return last;
   }
 
+  /** The job has its id: bind its ref (hashing is async), then let `id`, `toRef()` and `created()` see it. */
+  #identify(jobId: string): Promise<void> | undefined {
+    const binding = this.#init.bind?.(jobId);
+    if (binding instanceof Promise) return binding.then((bound) => this.#identified(jobId, bound));
+    this.#identified(jobId, binding);
+    return undefined;
+  }
+
+  #identified(jobId: string, binding: RefBinding | undefined): void {
+    this.#binding = binding;
+    this.#id = jobId;
+    this.#onId?.(jobId);
+  }
+
+  /**
+   * An attached job, before its first request: refuse a ref whose credential tag is not this
+   * client's, and re-bind it to this client's key (after a rotation) and owner.
+   */
+  async #verifyRef(jobId: string): Promise<void> {
+    try {
+      await this.#init.verify?.();
+      if (this.#init.bind) this.#binding = await this.#init.bind(jobId);
+    } catch (error) {
+      this.#detach();
+      this.#settle.reject(error);
+      throw error;
+    }
+  }
+
   async *#drive(batched = false): AsyncGenerator<ResearchEvent[]> {
     this.#started = true;
+    if (this.#init.ref) await this.#verifyRef(this.#init.ref.jobId);
     this.#watch();
     this.#startClock();
     const signal = this.#controller.signal;

@@ -15,45 +15,85 @@
  * Engines without a key (the portable engine, a mock without one) write no tag; their
  * `owner` is checked as written, so keep such refs where your users cannot edit them.
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { pbkdf2 } from "@noble/hashes/pbkdf2.js";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { RefOwnershipError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { JobRef } from "./ref.js";
 
 const DOMAIN = "sonde.ref.credential.v1";
 const ROUNDS = 5_000;
+const utf8 = new TextEncoder();
+
+type Hmac = typeof import("./ref-hmac.js").hmacTag;
+let hmacLoading: Promise<Hmac> | undefined;
+let hmacTag: Hmac | undefined;
+
+function loadHmac(): Promise<Hmac> {
+  hmacLoading ??= import("./ref-hmac.js").then(
+    (module) => (hmacTag = module.hmacTag),
+    (error: unknown) => {
+      hmacLoading = undefined; // the next job tries again
+      throw error;
+    },
+  );
+  return hmacLoading;
+}
 
 /**
- * Derived keys, once per (provider, key) per process: the derivation is the slow part
- * (tens of milliseconds, synchronous, on the first ref of a key). Bounded for servers
- * that see many tenants' keys; the oldest is dropped first.
+ * Keys derived from API keys, once per (provider, key) per process: the derivation is the
+ * slow part, so it runs in WebCrypto (off the main thread on Node, Bun, Deno and Workers),
+ * started when a job starts. Bounded for servers that see many tenants' keys; the oldest is
+ * dropped first.
  */
-const derived = new Map<string, Uint8Array>();
+const derived = new Map<string, { bytes?: Uint8Array; ready: Promise<Uint8Array> }>();
 const MAX_DERIVED = 1_000;
 
-function derivedKey(provider: ProviderName, apiKey: string): Uint8Array {
+async function derive(provider: ProviderName, apiKey: string): Promise<Uint8Array> {
+  const { subtle } = globalThis.crypto;
+  const password = await subtle.importKey("raw", utf8.encode(apiKey), "PBKDF2", false, ["deriveBits"]);
+  const salt = utf8.encode(`${DOMAIN}/${provider}`);
+  const params = { name: "PBKDF2", hash: "SHA-256", salt, iterations: ROUNDS };
+  return new Uint8Array(await subtle.deriveBits(params, password, 256));
+}
+
+function derivedKey(
+  provider: ProviderName,
+  apiKey: string,
+): { bytes?: Uint8Array; ready: Promise<Uint8Array> } {
   const id = `${provider}\u0000${apiKey}`;
-  let key = derived.get(id);
-  if (!key) {
-    key = pbkdf2(sha256, apiKey, `${DOMAIN}/${provider}`, { c: ROUNDS, dkLen: 32 });
+  let entry = derived.get(id);
+  if (!entry) {
+    const ready = derive(provider, apiKey);
+    const made: { bytes?: Uint8Array; ready: Promise<Uint8Array> } = { ready };
+    ready.then(
+      (bytes) => (made.bytes = bytes),
+      () => derived.delete(id), // not kept: the next ref tries again
+    );
     if (derived.size >= MAX_DERIVED) derived.delete(derived.keys().next().value!);
-    derived.set(id, key);
+    derived.set(id, made);
+    entry = made;
   }
-  return key;
+  return entry;
+}
+
+function message(provider: ProviderName, jobId: string, owner: string | undefined): Uint8Array {
+  return utf8.encode(JSON.stringify([DOMAIN, provider, jobId, owner ?? null]));
+}
+
+/** The tag, when the key is derived and the HMAC loaded (as once a job has started); else undefined. */
+function tagNow(provider: ProviderName, apiKey: string, jobId: string, owner: string | undefined) {
+  const key = derivedKey(provider, apiKey).bytes;
+  return key && hmacTag ? `h1.${hmacTag(key, message(provider, jobId, owner))}` : undefined;
 }
 
 /** The ref's credential tag for this key, job and owner. */
-export function credentialTag(
+export async function credentialTag(
   provider: ProviderName,
   apiKey: string,
   jobId: string,
   owner: string | undefined,
-): string {
-  const message = utf8ToBytes(JSON.stringify([DOMAIN, provider, jobId, owner ?? null]));
-  return `h1.${bytesToHex(hmac(sha256, derivedKey(provider, apiKey), message).subarray(0, 12))}`;
+): Promise<string> {
+  const [key, tag] = await Promise.all([derivedKey(provider, apiKey).ready, loadHmac()]);
+  return `h1.${tag(key, message(provider, jobId, owner))}`;
 }
 
 /** What a client knows about itself, for binding and checking refs of one engine. */
@@ -68,16 +108,36 @@ export interface RefIdentity {
 }
 
 /** The binding fields `toRef()` writes. */
-export function bindRef(identity: RefIdentity, jobId: string): Pick<JobRef, "credential" | "owner"> {
-  return {
-    ...(identity.apiKey && {
-      credential: credentialTag(identity.provider, identity.apiKey, jobId, identity.owner),
-    }),
-    ...(identity.owner !== undefined && { owner: identity.owner }),
-  };
+export type RefBinding = Pick<JobRef, "credential" | "owner">;
+
+/**
+ * Starts deriving this identity's key and loading the HMAC, so that the tag is computed
+ * synchronously when the job id arrives, without holding up the stream.
+ */
+export function prepareBinding(identity: RefIdentity): void {
+  if (!identity.apiKey) return;
+  derivedKey(identity.provider, identity.apiKey).ready.catch(() => {});
+  loadHmac().catch(() => {});
 }
 
-/** Throws `RefOwnershipError` unless this client may use the ref. Never sends anything. */
+/**
+ * The binding fields `toRef()` writes for this job id: at once when `prepareBinding` is done
+ * (the usual case: it ran while the submission was in flight), else a promise of them.
+ */
+export function bindRef(identity: RefIdentity, jobId: string): RefBinding | Promise<RefBinding> {
+  const { provider, apiKey, owner } = identity;
+  const ownerField = owner !== undefined ? { owner } : {};
+  if (!apiKey) return ownerField;
+  const credential = tagNow(provider, apiKey, jobId, owner);
+  if (credential) return { credential, ...ownerField };
+  return credentialTag(provider, apiKey, jobId, owner).then((tag) => ({ credential: tag, ...ownerField }));
+}
+
+/**
+ * Throws `RefOwnershipError` for what is visible without hashing: another owner, an owner
+ * without a tag, a tag where this client has no key. The tag itself is checked by
+ * `verifyCredential`, which must settle before any request. Never sends anything.
+ */
 export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
   const { provider } = ref;
   if (ref.owner !== identity.owner) {
@@ -90,7 +150,6 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
       { provider },
     );
   }
-  const keys = [identity.apiKey, ...identity.previousApiKeys].filter((key): key is string => Boolean(key));
   if (ref.credential === undefined) {
     // Refs from before credential binding attach as they always did. An owner is only
     // trusted where the engine has a key to tag it with; without the tag it may be edited.
@@ -103,14 +162,35 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
       );
     return;
   }
-  if (keys.some((key) => credentialTag(provider, key, ref.jobId, ref.owner) === ref.credential)) return;
+  if (keysOf(identity).length === 0)
+    throw new RefOwnershipError(
+      "credential",
+      `This ${provider} ref was created with a ${provider} key, and this client has none: refused before any request.`,
+      { provider },
+    );
+}
+
+function keysOf(identity: RefIdentity): string[] {
+  return [identity.apiKey, ...identity.previousApiKeys].filter((key): key is string => Boolean(key));
+}
+
+/**
+ * Rejects with `RefOwnershipError` unless the ref's tag is one of this client's keys' (the
+ * current one or a `previousApiKeys` entry) for its job id and owner. Call after
+ * `checkRefBinding`; resolves at once for an untagged ref. Never sends anything.
+ */
+export async function verifyCredential(ref: JobRef, identity: RefIdentity): Promise<void> {
+  const { provider, credential } = ref;
+  if (credential === undefined) return;
+  const tags = await Promise.all(
+    keysOf(identity).map((key) => credentialTag(provider, key, ref.jobId, ref.owner)),
+  );
+  if (tags.includes(credential)) return;
   throw new RefOwnershipError(
     "credential",
-    keys.length === 0
-      ? `This ${provider} ref was created with a ${provider} key, and this client has none: refused before any request.`
-      : `This ${provider} ref was created with another ${provider} credential than this client's (or was edited): ` +
-          "refused before any request. Use the key that started the job; after a key rotation, list the old key in " +
-          `{ ${provider}: { previousApiKeys: [...] } }.`,
+    `This ${provider} ref was created with another ${provider} credential than this client's (or was edited): ` +
+      "refused before any request. Use the key that started the job; after a key rotation, list the old key in " +
+      `{ ${provider}: { previousApiKeys: [...] } }.`,
     { provider },
   );
 }

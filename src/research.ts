@@ -16,7 +16,13 @@ import type {
 } from "./provider.js";
 import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
-import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
+import {
+  bindRef,
+  checkRefBinding,
+  prepareBinding,
+  type RefIdentity,
+  verifyCredential,
+} from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
@@ -117,6 +123,7 @@ export class ResearchNamespace {
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireKey(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
+    prepareBinding(identity);
     const maxCostUSD = resolved.budget?.maxCostUSD;
     const pollOnly = resolved.modelInfo.capabilities.pollOnly;
     return new ResearchJob({
@@ -197,6 +204,8 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
+      // The tag is checked (hashing is async) when the job first runs, before its first request.
+      verify: () => verifyCredential(parsed, identity),
       bind: (jobId) => bindRef(identity, jobId),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
@@ -207,7 +216,9 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
@@ -221,7 +232,9 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
