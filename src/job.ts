@@ -32,7 +32,7 @@ import type {
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import type { RefBinding } from "./ref-binding.js";
-import { type CapCrossing, capGap, SpendMeter } from "./spend.js";
+import { aboveCapGap, type CapCrossing, capGap, SpendMeter } from "./spend.js";
 import { toTransportError } from "./transport/http.js";
 import { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
@@ -184,6 +184,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
   readonly #spend: SpendMeter | undefined;
+  /** Set when the job completes above its spend cap: the `cost-cap` gap it ends with. */
+  #aboveCap: Gap | undefined;
   #observer: JobObserver | undefined;
   #observe: (() => JobObserver | undefined) | undefined;
   #pollFallback = false;
@@ -532,13 +534,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /**
    * Past the spend cap: ask the provider to cancel (once), then stop the stream so the job
-   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on; a job
-   * that is already over is only logged.
+   * ends `incomplete` with a `cost-cap` gap. A completion that won the race reads on, and a job
+   * already over (crossed by its final figure) ends as it is: both complete with a `cost-cap`
+   * gap before `done` that says the job went past the cap.
    */
   async #stopAtCap(crossing: CapCrossing): Promise<void> {
     if (this.#terminal) {
       // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
       this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
+      this.#aboveCap = aboveCapGap(crossing, "final");
       return;
     }
     let outcome: CancelOutcome;
@@ -559,6 +563,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#init.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
         ...crossing,
       });
+      this.#aboveCap = aboveCapGap(crossing, "finished-first");
       return;
     }
     this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
@@ -731,6 +736,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         }
       }
       finalStatus = this.#status;
+      if (this.#aboveCap) tail.push(this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 }));
     } catch (thrown) {
       finalStatus = this.#ending(thrown, tail);
     } finally {
@@ -739,6 +745,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       if (finalStatus === undefined && !this.#controller.signal.aborted) {
         if (this.#terminal) {
           // The consumer stopped after the terminal status: the job is over, not detached.
+          this.#noteAboveCap();
           this.#settleResult(this.#status);
         } else {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
@@ -754,6 +761,19 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#settleResult(status);
     if (batched) yield tail;
     else for (const event of tail) yield [event];
+  }
+
+  /**
+   * For a consumer that stopped at the terminal status, before the cap check after it ran: the
+   * result still says, with its `cost-cap` gap, that the job completed above its cap.
+   */
+  #noteAboveCap(): void {
+    const crossing = this.#spend?.crossing();
+    if (crossing) {
+      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
+      this.#aboveCap = aboveCapGap(crossing, "final");
+    }
+    if (this.#aboveCap) this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 });
   }
 
   /**

@@ -149,6 +149,22 @@ function described(crossing: CapCrossing): string {
   return `The spend cap of ${dollars(crossing.maxCostUSD)} was crossed (${dollars(crossing.costUSD)}, ${what})`;
 }
 
+/**
+ * The `cost-cap` gap of a job that completed above its cap: the cost was only known at the
+ * end (`final`), or the provider finished before Sonde's cancel reached it (`finished-first`).
+ * The report is whole; the gap says the money went past the cap, so it is never only a log line.
+ */
+export function aboveCapGap(crossing: CapCrossing, why: "final" | "finished-first"): Gap {
+  const how =
+    why === "final"
+      ? "this engine reports the cost only when the job has finished, so there was nothing left to stop"
+      : "the provider finished the job before Sonde's cancel reached it";
+  return {
+    kind: "cost-cap",
+    detail: `${described(crossing)} at the end: ${how}. The job completed above its cap; its report is whole and its usage says what it cost.`,
+  };
+}
+
 /** The `cost-cap` gap that ends a capped job, saying honestly whether the spend stopped. */
 export function capGap(crossing: CapCrossing, outcome: CancelOutcome | { failed: string }): Gap {
   const head = described(crossing);

@@ -95,7 +95,7 @@ describe("spend cap in the job", () => {
     expect(result.usage).toMatchObject({ costUSD: 0.05, costSource: "provider", inputTokens: 1000 });
   });
 
-  it("a completion that wins the cancel race is read to its end: completed, whole, no gap, and said", async () => {
+  it("a completion that wins the cancel race is read to its end: completed, whole, and a cost-cap gap says it went past the cap", async () => {
     let cancels = 0;
     const warnings: string[] = [];
     const job = new ResearchJob({
@@ -110,8 +110,14 @@ describe("spend cap in the job", () => {
     const events = await collect(job);
     expect(cancels).toBe(1);
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
-    expect(events.some((e) => e.type === "gap")).toBe(false);
-    // Never silent: the job ended above its cap, and the log says so.
+    // Never silent: the job ended above its cap; the result, the stream and the log say so.
+    expect(events.filter((e) => e.type === "gap")).toEqual([
+      expect.objectContaining({
+        gap: { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) },
+      }),
+    ]);
+    expect(events.at(-2)?.type).toBe("gap");
+    expect((await job.result()).gaps).toHaveLength(1);
     expect(warnings).toEqual([expect.stringMatching(/ended above the cap/)]);
   });
 

@@ -5,7 +5,17 @@
  */
 import { expect, it } from "vitest";
 import { createTestServer, json, sse } from "../helpers/test-server.js";
-import { blocks, client, collect, fixture, fixtureJson, geminiServer, reportOf, running } from "./helpers.js";
+import {
+  blocks,
+  client,
+  collect,
+  errorResponse,
+  fixture,
+  fixtureJson,
+  geminiServer,
+  reportOf,
+  running,
+} from "./helpers.js";
 
 const server = createTestServer();
 
@@ -51,4 +61,44 @@ it("crossing the cap mid-stream cancels once and keeps the partial report", asyn
   expect(whole.startsWith(result.report)).toBe(true);
   expect(result.usage.costUSD).toBeGreaterThanOrEqual(cap);
   expect(result.usage.costSource).toBe("estimate");
+});
+
+it("the interaction finished before the cap's cancel: the job completes whole, and a cost-cap gap says it went past the cap", async () => {
+  const all = blocks(research);
+  const beforeEnd = all.filter((block) => !block.includes("interaction.completed"));
+  let release!: () => void;
+  const finished = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let serverStatus = "in_progress";
+  const { handlers, requests } = geminiServer({
+    create: () => sse(all.join(""), { gate: { after: beforeEnd.length, until: finished } }),
+    cancel: () => {
+      // The agent wrote its last words while the cancel was on its way.
+      serverStatus = "completed";
+      setTimeout(() => release(), 1);
+      return errorResponse("error-cancel-not-running.json", 400);
+    },
+    get: () => json(serverStatus === "completed" ? stored : running(stored)),
+  });
+  server.use(...handlers);
+  const job = client().research.start({ model, query: "q", budget: { maxCostUSD: 0.029 } });
+  const events = await collect(job);
+  expect(requests.filter((r) => r.url.pathname.endsWith("/cancel"))).toHaveLength(1);
+  const result = await job.result();
+  expect(result.status).toBe("completed");
+  const gap = {
+    kind: "cost-cap",
+    detail: expect.stringMatching(
+      /\$0\.0290 was crossed .* the provider finished the job before Sonde's cancel reached it\. The job completed above its cap/,
+    ),
+  };
+  expect(result.gaps).toEqual([gap]);
+  // Delivered as an event too, just before `done`, so a stream consumer sees it.
+  expect(events.slice(-2)).toMatchObject([
+    { type: "gap", gap },
+    { type: "done", status: "completed" },
+  ]);
+  server.use(...geminiServer({ create: () => sse(research) }).handlers);
+  expect(result.report).toBe((await client().research.start({ model, query: "q" }).result()).report);
 });

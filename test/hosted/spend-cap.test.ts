@@ -68,7 +68,7 @@ it("a quote above the cap cancels the job once and reports the service's charge"
   expect(result.usage).toMatchObject({ costUSD: 0.37, costSource: "provider" });
 });
 
-it("a cap checked at the end: the job completes, its charge above the cap is reported, and a warning logged", async () => {
+it("a cap checked at the end: the job completes, its charge above the cap is reported with a cost-cap gap, and a warning logged", async () => {
   // A service that quotes nothing: the cap can only meet the final charge (4.12).
   server = await hosted({ quote: false });
   const request = { model, query: "q", budget: { maxCostUSD: 4 } };
@@ -86,6 +86,25 @@ it("a cap checked at the end: the job completes, its charge above the cap is rep
   expect(server.requests.filter((r) => r.method === "DELETE")).toHaveLength(0);
   expect(result.status).toBe("completed");
   expect(result.usage).toMatchObject({ costUSD: 4.12, costSource: "provider" });
-  expect(result.gaps).toEqual([]);
+  // Not only a log line: the result says the job went past its cap, and why it could not stop.
+  expect(result.gaps).toEqual([
+    {
+      kind: "cost-cap",
+      detail: expect.stringMatching(
+        /\$4\.00 was crossed \(\$4\.12, as the provider charged it\) at the end: this engine reports the cost only when the job has finished.*The job completed above its cap/,
+      ),
+    },
+  ]);
   expect(warned).toEqual(["the job ended above its spend cap"]);
+});
+
+it("a consumer that stops at the terminal status still gets the above-cap gap on the result", async () => {
+  server = await hosted({ quote: false });
+  const job = client(server.url).research.start({ model, query: "q", budget: { maxCostUSD: 4 } });
+  for await (const event of job) if (event.type === "status" && event.status === "completed") break;
+  const result = await job.result();
+  expect(result.status).toBe("completed");
+  expect(result.gaps).toEqual([
+    { kind: "cost-cap", detail: expect.stringMatching(/completed above its cap/) },
+  ]);
 });
