@@ -32,9 +32,9 @@ import type {
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import type { RefBinding } from "./ref-binding.js";
-import { aboveCapGap, type CapCrossing, capGap, SpendMeter } from "./spend.js";
+import type { CapCrossing, SpendMeter } from "./spend.js";
 import { toTransportError } from "./transport/http.js";
-import { SubmitRateLimit } from "./transport/rate-limit.js";
+import type { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
@@ -183,7 +183,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
-  readonly #spend: SpendMeter | undefined;
+  /** The spend meter of a capped job, made before its first request (spend.js loads on first use). */
+  #spend: SpendMeter | undefined;
+  #spending: Promise<typeof import("./spend.js")> | undefined;
+  #caps: typeof import("./spend.js") | undefined;
   /** Set when the job completes above its spend cap: the `cost-cap` gap it ends with. */
   #aboveCap: Gap | undefined;
   #observer: JobObserver | undefined;
@@ -201,7 +204,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   constructor(init: JobInit) {
     this.#init = init;
     this.#session = init.session;
-    this.#spend = init.maxCostUSD !== undefined ? new SpendMeter(init.maxCostUSD, init.pricing) : undefined;
+    if (init.maxCostUSD !== undefined) {
+      this.#spending = import("./spend.js");
+      this.#spending.catch(() => {}); // a job never run must not leave an unhandled rejection
+    }
     this.#observe = init.observe;
     this.#result = new Promise<ResearchResult>((resolve, reject) => {
       this.#settle = { resolve, reject };
@@ -542,7 +548,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (this.#terminal) {
       // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
       this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = aboveCapGap(crossing, "final");
+      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "final");
       return;
     }
     let outcome: CancelOutcome;
@@ -551,11 +557,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       outcome = this.#id
         ? await this.#init.cancel(this.toRef())
         : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
-      gap = capGap(crossing, outcome);
+      gap = this.#caps!.capGap(crossing, outcome);
     } catch (error) {
       const message = redact(error instanceof Error ? error.message : String(error));
       outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
-      gap = capGap(crossing, { failed: message });
+      gap = this.#caps!.capGap(crossing, { failed: message });
     }
     notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
     if (outcome.outcome === "already-terminal") {
@@ -563,7 +569,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#init.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
         ...crossing,
       });
-      this.#aboveCap = aboveCapGap(crossing, "finished-first");
+      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "finished-first");
       return;
     }
     this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
@@ -683,6 +689,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     try {
       await this.#init.verify?.();
       if (this.#init.bind) this.#binding = await this.#init.bind(jobId);
+      await this.#meter();
     } catch (error) {
       this.#detach();
       this.#settle.reject(error);
@@ -690,9 +697,17 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
   }
 
+  /** A capped job's spend meter, before its first request. */
+  async #meter(): Promise<void> {
+    if (!this.#spending || this.#caps) return;
+    this.#caps = await this.#spending;
+    this.#spend = new this.#caps.SpendMeter(this.#init.maxCostUSD!, this.#init.pricing);
+  }
+
   async *#drive(batched = false): AsyncGenerator<ResearchEvent[]> {
     this.#started = true;
     if (this.#init.ref) await this.#verifyRef(this.#init.ref.jobId);
+    else if (this.#spending) await this.#meter();
     this.#watch();
     this.#startClock();
     const signal = this.#controller.signal;
@@ -771,7 +786,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const crossing = this.#spend?.crossing();
     if (crossing) {
       this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = aboveCapGap(crossing, "final");
+      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "final");
     }
     if (this.#aboveCap) this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 });
   }
@@ -883,7 +898,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   async #open(cursor: string | undefined, signal: AbortSignal): Promise<OpenStream> {
     const session = this.#session;
-    const rateLimit = new SubmitRateLimit(this.#init.retry, this.#init.logger);
+    // The pre-job 429 rules, loaded with the first 429 (a cold path).
+    let rateLimit: SubmitRateLimit | undefined;
     const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
@@ -926,7 +942,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           first = await next();
         } catch (error) {
           await close();
-          throw beforeJob() ? rateLimit.review(error) : error;
+          if (!beforeJob() || !RateLimitError.isInstance(error)) throw error;
+          const { SubmitRateLimit } = await import("./transport/rate-limit.js");
+          rateLimit ??= new SubmitRateLimit(this.#init.retry, this.#init.logger);
+          throw rateLimit.review(error);
         }
         if (!first) {
           await close();
@@ -946,9 +965,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         shouldRetry: (error) =>
           SondeError.isInstance(error) &&
           error.retryable &&
-          (beforeJob() ? !RateLimitError.isInstance(error) || rateLimit.mayResend(error) : session.resumable),
+          (beforeJob()
+            ? !RateLimitError.isInstance(error) || rateLimit?.mayResend(error) === true
+            : session.resumable),
         onRetry: (error, attempt, delayMs) => {
-          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit.resending(error, delayMs);
+          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit?.resending(error, delayMs);
           else this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message });
           notify(this.#observer, {
             type: "retry",

@@ -19,70 +19,20 @@ import { RefOwnershipError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { JobRef } from "./ref.js";
 
-const DOMAIN = "sonde.ref.credential.v1";
-const ROUNDS = 5_000;
-const utf8 = new TextEncoder();
+type Tags = typeof import("./ref-tag.js");
+let loading: Promise<Tags> | undefined;
+let tags: Tags | undefined;
 
-type Hmac = typeof import("./ref-hmac.js").hmacTag;
-let hmacLoading: Promise<Hmac> | undefined;
-let hmacTag: Hmac | undefined;
-
-function loadHmac(): Promise<Hmac> {
-  hmacLoading ??= import("./ref-hmac.js").then(
-    (module) => (hmacTag = module.hmacTag),
+/** Hashing loads with the first keyed job (see ref-tag.ts). */
+function loadTags(): Promise<Tags> {
+  loading ??= import("./ref-tag.js").then(
+    (module) => (tags = module),
     (error: unknown) => {
-      hmacLoading = undefined; // the next job tries again
+      loading = undefined; // the next job tries again
       throw error;
     },
   );
-  return hmacLoading;
-}
-
-/**
- * Keys derived from API keys, once per (provider, key) per process: the derivation is the
- * slow part, so it runs in WebCrypto (off the main thread on Node, Bun, Deno and Workers),
- * started when a job starts. Bounded for servers that see many tenants' keys; the oldest is
- * dropped first.
- */
-const derived = new Map<string, { bytes?: Uint8Array; ready: Promise<Uint8Array> }>();
-const MAX_DERIVED = 1_000;
-
-async function derive(provider: ProviderName, apiKey: string): Promise<Uint8Array> {
-  const { subtle } = globalThis.crypto;
-  const password = await subtle.importKey("raw", utf8.encode(apiKey), "PBKDF2", false, ["deriveBits"]);
-  const salt = utf8.encode(`${DOMAIN}/${provider}`);
-  const params = { name: "PBKDF2", hash: "SHA-256", salt, iterations: ROUNDS };
-  return new Uint8Array(await subtle.deriveBits(params, password, 256));
-}
-
-function derivedKey(
-  provider: ProviderName,
-  apiKey: string,
-): { bytes?: Uint8Array; ready: Promise<Uint8Array> } {
-  const id = `${provider}\u0000${apiKey}`;
-  let entry = derived.get(id);
-  if (!entry) {
-    const ready = derive(provider, apiKey);
-    const made: { bytes?: Uint8Array; ready: Promise<Uint8Array> } = { ready };
-    ready.then(
-      (bytes) => (made.bytes = bytes),
-      () => derived.delete(id), // not kept: the next ref tries again
-    );
-    if (derived.size >= MAX_DERIVED) derived.delete(derived.keys().next().value!);
-    derived.set(id, made);
-    entry = made;
-  }
-  return entry;
-}
-
-function message(provider: ProviderName, jobId: string, owner: string | undefined): Uint8Array {
-  return utf8.encode(JSON.stringify([DOMAIN, provider, jobId, owner ?? null]));
-}
-
-/** The tag, when the key is derived and the HMAC loaded (as once a job has started); else undefined. */
-function tagNow(provider: ProviderName, apiKey: string, jobId: string, owner: string | undefined) {
-  const key = derivedKey(provider, apiKey).bytes;
-  return key && hmacTag ? `h1.${hmacTag(key, message(provider, jobId, owner))}` : undefined;
+  return loading;
 }
 
 /** The ref's credential tag for this key, job and owner. */
@@ -92,8 +42,7 @@ export async function credentialTag(
   jobId: string,
   owner: string | undefined,
 ): Promise<string> {
-  const [key, tag] = await Promise.all([derivedKey(provider, apiKey).ready, loadHmac()]);
-  return `h1.${tag(key, message(provider, jobId, owner))}`;
+  return (await loadTags()).credentialTag(provider, apiKey, jobId, owner);
 }
 
 /** What a client knows about itself, for binding and checking refs of one engine. */
@@ -115,9 +64,12 @@ export type RefBinding = Pick<JobRef, "credential" | "owner">;
  * synchronously when the job id arrives, without holding up the stream.
  */
 export function prepareBinding(identity: RefIdentity): void {
-  if (!identity.apiKey) return;
-  derivedKey(identity.provider, identity.apiKey).ready.catch(() => {});
-  loadHmac().catch(() => {});
+  const { provider, apiKey } = identity;
+  if (apiKey)
+    loadTags().then(
+      (module) => module.derivedKey(provider, apiKey).ready.catch(() => {}),
+      () => {},
+    );
 }
 
 /**
@@ -128,7 +80,7 @@ export function bindRef(identity: RefIdentity, jobId: string): RefBinding | Prom
   const { provider, apiKey, owner } = identity;
   const ownerField = owner !== undefined ? { owner } : {};
   if (!apiKey) return ownerField;
-  const credential = tagNow(provider, apiKey, jobId, owner);
+  const credential = tags?.tagNow(provider, apiKey, jobId, owner);
   if (credential) return { credential, ...ownerField };
   return credentialTag(provider, apiKey, jobId, owner).then((tag) => ({ credential: tag, ...ownerField }));
 }
@@ -180,17 +132,5 @@ function keysOf(identity: RefIdentity): string[] {
  * `checkRefBinding`; resolves at once for an untagged ref. Never sends anything.
  */
 export async function verifyCredential(ref: JobRef, identity: RefIdentity): Promise<void> {
-  const { provider, credential } = ref;
-  if (credential === undefined) return;
-  const tags = await Promise.all(
-    keysOf(identity).map((key) => credentialTag(provider, key, ref.jobId, ref.owner)),
-  );
-  if (tags.includes(credential)) return;
-  throw new RefOwnershipError(
-    "credential",
-    `This ${provider} ref was created with another ${provider} credential than this client's (or was edited): ` +
-      "refused before any request. Use the key that started the job; after a key rotation, list the old key in " +
-      `{ ${provider}: { previousApiKeys: [...] } }.`,
-    { provider },
-  );
+  if (ref.credential !== undefined) await (await loadTags()).verifyTag(ref, keysOf(identity));
 }

@@ -1,4 +1,3 @@
-import { z } from "zod";
 import {
   AuthenticationError,
   IndeterminateSubmissionError,
@@ -44,45 +43,6 @@ export interface HttpClientOptions {
 
 const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
 
-// Error bodies seen across providers, read leniently: a field of an unexpected type is dropped, never thrown on.
-const code = z.union([z.string(), z.number()]).nullish().catch(undefined);
-const text = z.string().nullish().catch(undefined);
-const ErrorFields = z.looseObject({ message: text, code, type: code, status: code });
-/** FastAPI-style validation errors (Perplexity 422): `{"detail": [{loc, msg, type}]}`. */
-const ValidationIssue = z.looseObject({ loc: z.array(z.unknown()).nullish().catch(undefined), msg: text });
-const ErrorEnvelope = z.looseObject({
-  ...ErrorFields.shape,
-  error: z.union([z.string(), ErrorFields]).nullish().catch(undefined),
-  detail: z
-    .union([z.string(), z.array(z.unknown())])
-    .nullish()
-    .catch(undefined),
-});
-
-function describe(body: unknown): { message: string | undefined; code: string | undefined } {
-  if (typeof body === "string") return { message: body.slice(0, 500) || undefined, code: undefined };
-  const parsed = ErrorEnvelope.safeParse(body);
-  if (!parsed.success) return { message: undefined, code: undefined };
-  const record = parsed.data;
-  const inner = typeof record.error === "object" && record.error ? record.error : record;
-  const { detail } = record;
-  let message =
-    inner.message ||
-    (typeof record.error === "string" && record.error) ||
-    (typeof detail === "string" && detail) ||
-    undefined;
-  if (!message && Array.isArray(detail)) {
-    message = detail
-      .map((issue) => {
-        const known = ValidationIssue.safeParse(issue);
-        return known.success ? `${known.data.loc?.join(".") ?? ""}: ${known.data.msg ?? ""}` : String(issue);
-      })
-      .join("; ");
-  }
-  const rawCode = inner.code ?? inner.type ?? inner.status ?? record.code;
-  return { message, code: rawCode === undefined || rawCode === null ? undefined : String(rawCode) };
-}
-
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
 export function errorFromFailure(failure: HttpFailure): SondeError {
   const { provider, status, requestId, retryAfterMs } = failure;
@@ -109,6 +69,8 @@ export async function failureFromResponse(
   body: unknown,
   clock: () => Date = () => new Date(),
 ): Promise<HttpFailure> {
+  // Reading an error body is a cold path: its schemas load with the first failed response.
+  const { describe } = await import("./error-body.js");
   const { message, code } = describe(body);
   const requestId = requestIdHeaders.map((h) => response.headers.get(h)).find((v) => v) ?? undefined;
   return {
@@ -166,24 +128,6 @@ function within<T>(work: Promise<T>, ms: number, request: Request, abort: AbortC
   });
 }
 
-/** An error body as text, parsed when it says it is JSON (`*\/json`, `*+json`); undefined when empty or unreadable. */
-async function errorBody(response: Response, ms: number, request: Request, abort: AbortController) {
-  let text: string;
-  try {
-    text = await within(response.text(), ms, request, abort);
-  } catch {
-    return undefined;
-  }
-  if (!text) return undefined;
-  const type = (response.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  if (!/\/(?:.*[.+-])?json$/.test(type)) return text;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function requestFor(
   options: HttpClientOptions,
   method: string,
@@ -227,7 +171,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const response = Promise.resolve().then(async () => {
       const answer = await within(options.fetch(request), timeoutMs, request, abort);
       if (answer.ok || init.throwHttpErrors === false) return answer;
-      const body = await errorBody(answer, timeoutMs, request, abort);
+      const { errorBody } = await import("./error-body.js");
+      const body = await errorBody(answer, () => within(answer.text(), timeoutMs, request, abort));
       const failure = await failureFromResponse(options.provider, answer, body, options.clock);
       throw options.classify?.(failure) ?? errorFromFailure(failure);
     });
