@@ -43,16 +43,18 @@ export interface ResponsesAdapterOptions {
 }
 
 /** What `resumeState()` writes into a ref; older refs without it still attach. */
-const ResumeState = z.object({
-  reportLength: z.number().int().nonnegative().optional(),
-  citations: z.number().int().nonnegative().optional(),
-  trail: z.number().int().nonnegative().optional(),
-  includeThinking: z.boolean().optional(),
-  polling: z.boolean().optional(),
-  endedAt: z.string().optional(),
-  pollOnly: z.boolean().optional(),
-  last: LastBatch.optional(),
-});
+const ResumeState = z.lazy(() =>
+  z.object({
+    reportLength: z.number().int().nonnegative().optional(),
+    citations: z.number().int().nonnegative().optional(),
+    trail: z.number().int().nonnegative().optional(),
+    includeThinking: z.boolean().optional(),
+    polling: z.boolean().optional(),
+    endedAt: z.string().optional(),
+    pollOnly: z.boolean().optional(),
+    last: LastBatch.optional(),
+  }),
+);
 type ResumeState = z.infer<typeof ResumeState>;
 
 const resumeOf = (ref: JobRef): ResumeState => readResumeState(ref, ResumeState);
