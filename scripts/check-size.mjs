@@ -6,9 +6,11 @@ import { resolve } from "node:path";
 //    budget in BUDGET_KB, min+gz, measured as what loads up front (entry + static chunks; lazy
 //    `import()`s split off as a bundler does). The goal is 30 KB. What only a failure, a rare
 //    path or an option needs loads on first use: p-retry (on the first failed attempt), the
-//    error-body schemas (on the first failed response), the pre-job 429 rules, the spend meter
-//    (jobs with a cap), and the ref tag's hashing (when a keyed job starts, in parallel with
-//    its submission). Or
+//    error-body schemas (on the first failed response), the never-sent classification of a
+//    failed submission, the pre-job 429 rules, the spend meter and cap handling (jobs with a
+//    cap), and the ref tag's hashing (when a keyed job starts, in parallel with its
+//    submission). Every engine meets the goal but Perplexity (~30.2 KB: the Responses protocol
+//    plus its own citations, usage and trail readings), held just above what it measures. Or
 //  - such a bundle holds another engine's catalog entries (the catalog is data), or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
 //    (the portable engine's file store loads its built-ins lazily, on first use), or loads
@@ -18,7 +20,7 @@ import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
 /** KB min+gz per engine: the goal where it is met, else just above today's figure. */
-const BUDGET_KB = { openai: 30.8, gemini: 30, openrouter: 30, perplexity: 31.4, hosted: 30 };
+const BUDGET_KB = { openai: 30, gemini: 30, openrouter: 30, perplexity: 30.6, hosted: 30 };
 const GOAL_KB = 30;
 
 /**

@@ -545,35 +545,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * gap before `done` that says the job went past the cap.
    */
   async #stopAtCap(crossing: CapCrossing): Promise<void> {
-    if (this.#terminal) {
-      // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
-      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "final");
-      return;
-    }
-    let outcome: CancelOutcome;
-    let gap: Gap;
-    try {
-      outcome = this.#id
-        ? await this.#init.cancel(this.toRef())
-        : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
-      gap = this.#caps!.capGap(crossing, outcome);
-    } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error));
-      outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
-      gap = this.#caps!.capGap(crossing, { failed: message });
-    }
-    notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
-    if (outcome.outcome === "already-terminal") {
-      // The provider finished before the cancel: the job completes, above its cap.
-      this.#init.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
-        ...crossing,
-      });
-      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "finished-first");
-      return;
-    }
-    this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
-    this.#controller.abort(new CancelledLocally(outcome, gap));
+    const stop = await this.#caps!.stopAtCap(crossing, {
+      over: this.#terminal,
+      logger: this.#init.logger,
+      cancel: this.#id ? () => this.#init.cancel(this.toRef()) : undefined,
+      notify: (outcome) => notify(this.#observer, { type: "cancel", by: "cost-cap", outcome }),
+    });
+    if ("above" in stop) this.#aboveCap = stop.above;
+    else this.#controller.abort(new CancelledLocally(stop.outcome, stop.gap));
   }
 
   /**

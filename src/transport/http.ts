@@ -11,7 +11,6 @@ import {
   StreamInterruptedError,
 } from "../errors.js";
 import type { ProviderName } from "../events.js";
-import { connectionFailure } from "./network.js";
 import { parseRetryAfter } from "./retry.js";
 
 /** What a failed HTTP response looked like, for provider-specific classification. */
@@ -246,6 +245,8 @@ export async function submitOnce<T>(
     if (SondeError.isInstance(error)) throw error;
     if (signal.aborted) throw toTransportError(error, provider, signal);
     // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.
+    // (Telling those apart is a cold path: it loads with the first failed submission.)
+    const { connectionFailure } = await import("./network.js");
     const neverSent = connectionFailure(error, provider);
     if (neverSent) throw neverSent;
     const detail = error instanceof Error ? error.message : String(error);
