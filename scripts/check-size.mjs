@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 //    cap), and the ref tag's hashing (when a keyed job starts, in parallel with its
 //    submission). Every engine meets the goal but Perplexity (~30.2 KB: the Responses protocol
 //    plus its own citations, usage and trail readings), held just above what it measures. Or
+//  - such a bundle loads one of those cold paths up front (COLD), or
 //  - such a bundle holds another engine's catalog entries (the catalog is data), or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
 //    (the portable engine's file store loads its built-ins lazily, on first use), or loads
@@ -22,6 +23,11 @@ const root = resolve(import.meta.dirname, "..");
 /** KB min+gz per engine: the goal where it is met, else just above today's figure. */
 const BUDGET_KB = { openai: 30, gemini: 30, openrouter: 30, perplexity: 30.6, hosted: 30 };
 const GOAL_KB = 30;
+/** Cold paths that load on first use (a lazy `import()` each): none may be in what loads up front. */
+const COLD = [
+  /node_modules\/p-retry\//,
+  /dist\/(ref-tag|spend|error-body|network|rate-limit)-[A-Z0-9]+\.js$/,
+];
 
 /**
  * Bundles `source` with code splitting (as an app's bundler does with lazy `import()`), and
@@ -59,7 +65,14 @@ async function bundle(name, source) {
   };
   visit(entry);
   const code = Buffer.concat([...upFront].map((path) => Buffer.from(files.get(resolve(root, path)))));
-  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length, imports, text: code.toString() };
+  const inputs = [...upFront].flatMap((path) => Object.keys(outputs[path].inputs));
+  return {
+    min: code.length,
+    gzip: gzipSync(code, { level: 9 }).length,
+    imports,
+    inputs,
+    text: code.toString(),
+  };
 }
 
 let failed = false;
@@ -82,6 +95,11 @@ for (const engine of engines) {
   console.log(
     `${over ? "FAIL" : "ok  "} core + ${engine}: ${kb(one.min)} KB min, ${kb(one.gzip)} KB min+gz, ${goal} (budget ${budget} KB, zod excluded)`,
   );
+  const eager = one.inputs.filter((input) => COLD.some((pattern) => pattern.test(input)));
+  if (eager.length > 0) {
+    failed = true;
+    console.log(`FAIL core + ${engine} loads cold paths up front: ${eager.join(", ")}`);
+  }
   // The catalog is data: an app using one engine must not ship every engine's models.
   const foreign = models.filter(
     (m) =>
