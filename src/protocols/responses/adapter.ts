@@ -6,10 +6,9 @@
 import { z } from "zod";
 import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
-import { InvalidRefError, InvalidRequestError } from "../../errors.js";
+import { InvalidRefError } from "../../errors.js";
 import { isTerminal } from "../../events.js";
 import {
-  type CancelReport,
   type ProviderContext,
   type ResearchAdapter,
   type ResolvedRequest,
