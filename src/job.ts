@@ -168,6 +168,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #seq = 0;
   #usage: Usage = emptyUsage;
   #consumed = false;
+  // The observer hears `end` once, whichever path ends the job object first.
+  #endSignalled = false;
   #started = false;
   #terminal = false;
   /** The job itself is over: the provider reported a terminal status, or a cancel was confirmed. */
@@ -319,12 +321,25 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         }
       };
       this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
+      this.#controller.signal.addEventListener("abort", () => this.#abortedUnread(), { once: true });
     }
     const ended = this.#result.then(
       () => Promise.reject(new JobNotCreatedError()),
       (error: unknown) => Promise.reject(error),
     );
     return Promise.race([id, ended]);
+  }
+
+  /**
+   * An abort (or timeout) after created() while nobody iterates: the drive is parked after
+   * `created` and would never see it, so the job object ends here, its observer's span too.
+   * A later `for await` or result() meets the same abort error.
+   */
+  #abortedUnread(): void {
+    const reason = this.#controller.signal.reason;
+    if (this.#consumed || !JobAbortedError.isInstance(reason)) return;
+    this.#settle.reject(reason);
+    this.#ended("aborted", reason);
   }
 
   /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
@@ -857,6 +872,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   #ended(status: JobStatus | "aborted", error?: Error): void {
+    if (this.#endSignalled) return;
+    this.#endSignalled = true;
     this.#watch();
     notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }

@@ -42,9 +42,10 @@ export const ResearchRequest = z.strictObject({
   query: z.string().trim().min(1, "query must not be empty"),
   instructions: z.string().optional(),
   /** Research as of this date (ISO date); engines are told to treat it as "today". */
-  asOf: z.iso
-    .date()
-    .or(z.iso.datetime({ offset: true }))
+  asOf: z
+    .union([z.iso.date(), z.iso.datetime({ offset: true })], {
+      error: "asOf must be an ISO date (2026-06-30) or a date-time with its offset (2026-06-30T12:00:00Z)",
+    })
     .optional(),
   /** Desired form of the report, e.g. "a one-page brief with a comparison table". */
   output: z.string().min(1).optional(),

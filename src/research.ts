@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -24,7 +24,19 @@ import {
   verifyCredential,
 } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
+import { toTransportError } from "./transport/http.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
+
+/**
+ * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
+ * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
+ */
+async function typedFailure(error: unknown, provider: ProviderName): Promise<never> {
+  if (SondeError.isInstance(error)) throw error;
+  // Telling a refused connection apart is a cold path: network.ts loads with the first one.
+  const { connectionFailure } = await import("./transport/network.js");
+  throw connectionFailure(error, provider) ?? toTransportError(error, provider);
+}
 
 /** Options of a call that reads or cancels a job by its ref. */
 export interface RefCallOptions {
@@ -222,7 +234,9 @@ export class ResearchNamespace {
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
-    const snapshot = await this.#adapter(parsed.provider).get(parsed, context);
+    const snapshot = await this.#adapter(parsed.provider)
+      .get(parsed, context)
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     const { usage, ...rest } = snapshot;
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
@@ -238,7 +252,9 @@ export class ResearchNamespace {
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
-    const { usage, ...rest } = await this.#adapter(parsed.provider).cancel(parsed, context);
+    const { usage, ...rest } = await this.#adapter(parsed.provider)
+      .cancel(parsed, context)
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 
@@ -301,12 +317,16 @@ export class ResearchNamespace {
     // A ref of an engine this client lacks: say which engine to add, before "unknown model".
     this.#adapter(ref.provider);
     const info = findIn(this.#models, ref.model);
-    if (!info || info.provider !== ref.provider) {
+    if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know.`,
+        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
       );
-    }
+    if (!info)
+      throw new InvalidRefError(
+        "model",
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+      );
     return info;
   }
 

@@ -132,8 +132,11 @@ export class SpendMeter {
     if (charged?.costSource === "provider")
       return { ...this.#usage, costUSD: charged.costUSD, costSource: "provider" };
     const { costUSD, source } = this.running();
-    if (source === "streamed-estimate" && costUSD > this.#usage.costUSD)
-      return { ...this.#usage, costUSD, costSource: "estimate" };
+    if (source === "streamed-estimate" && costUSD > this.#usage.costUSD) {
+      // The estimate priced the searches seen in the stream; the counts say the same.
+      const searches = Math.max(this.#usage.searches, this.#searchesStarted, this.#searchesCompleted);
+      return { ...this.#usage, searches, costUSD, costSource: "estimate" };
+    }
     return undefined;
   }
 }
@@ -145,7 +148,7 @@ function described(crossing: CapCrossing): string {
       : crossing.source === "quote"
         ? "as the provider quoted it when it accepted the job"
         : crossing.source === "streamed-estimate"
-          ? "estimated from catalog prices and the text streamed so far"
+          ? "estimated from catalog prices and the text and searches streamed so far"
           : "estimated from catalog prices and the reported usage";
   return `The spend cap of ${dollars(crossing.maxCostUSD)} was crossed (${dollars(crossing.costUSD)}, ${what})`;
 }

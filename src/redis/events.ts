@@ -1,11 +1,13 @@
 /**
- * Research events of any engine's job in Redis, one Stream per job (entry id `0-<seq + 1>`),
- * so any process can follow a job live or after the fact: `tail` resumes after a given
+ * Research events of any engine's job in Redis, one Stream per job: an entry per event
+ * (field `e`) or per batch of events a writer stored in one step (field `b`, a JSON array),
+ * under id `0-<seq + 1>` of its last event, so any process can follow a job live or after the fact: `tail` resumes after a given
  * `seq` and delivers each event exactly once, with the same `seq` everywhere;
  * `eventStreamResponse` serves them as `text/event-stream` with `Last-Event-ID` resume.
  */
 import type { Redis } from "ioredis";
 import type { ResearchEvent } from "../events.js";
+import { blockingConnections } from "./blocking.js";
 import { runScript } from "./scripts.js";
 
 /** How long a job's events are kept after their last write. @defaultValue seven days */
@@ -43,12 +45,22 @@ export interface EventLog {
   keys(jobId: string): { events: string; state: string };
   /** How long a job's events are kept after their last write. */
   readonly ttlMs: number;
+  /** Closes the idle connections kept for tails (they hold no process open, and close by themselves after 30 s idle). */
+  close(): void;
 }
 
 /** An event as the log stores it: rawEvent is the engine's payload, large, and only useful to the process that got it. */
 export function storedEventJson(event: ResearchEvent): string {
+  // Most events carry none: no copy of every event just to drop an absent field.
+  if (event.rawEvent === undefined) return JSON.stringify(event);
   const { rawEvent: _raw, ...stored } = event;
   return JSON.stringify(stored);
+}
+
+/** The events of one stream entry: one event (`e`) or a batch (`b`). */
+export function eventsOf(fields: string[]): ResearchEvent[] {
+  const parsed = JSON.parse(fields[1]!) as ResearchEvent | ResearchEvent[];
+  return fields[0] === "b" ? (parsed as ResearchEvent[]) : [parsed as ResearchEvent];
 }
 
 /**
@@ -67,10 +79,16 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     events: `${prefix}events:{${jobId}}`,
     state: `${prefix}job:{${jobId}}`,
   });
-  const parse = (fields: string[]) => JSON.parse(fields[1]!) as ResearchEvent;
+  const parse = (fields: string[]) => eventsOf(fields);
+  // A blocking read holds its connection: each tail borrows one of its own.
+  const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
-    const args: (string | number)[] = [ttl, state ? JSON.stringify(state.ref) : ""];
-    for (const event of events) args.push(event.seq, storedEventJson(event));
+    if (events.length === 0) return 0;
+    // The whole batch as two arguments: a command of two arguments per event costs far more
+    // to encode and send than the bytes themselves.
+    const seqs = events.map((event) => event.seq).join(",");
+    const texts = events.map(storedEventJson).join("\n");
+    const args = [ttl, state ? JSON.stringify(state.ref) : "", seqs, texts];
     const k = keys(jobId);
     return Number(await runScript(redis, "appendResearchEvent", [k.events, k.state], args));
   };
@@ -78,18 +96,21 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     keys,
     ttlMs: ttl,
     appendMany,
+    close: () => connections.close(),
     async append(jobId, event, state) {
       return (await appendMany(jobId, [event], state)) === 1;
     },
     async read(jobId) {
-      return (await redis.xrange(keys(jobId).events, "-", "+")).map(([, fields]) => parse(fields));
+      return (await redis.xrange(keys(jobId).events, "-", "+")).flatMap(([, fields]) => parse(fields));
     },
     async *tail(jobId, tailOptions = {}) {
       const key = keys(jobId).events;
-      let last = `0-${(tailOptions.after ?? -1) + 1}`;
+      const after = tailOptions.after ?? -1;
+      let last = `0-${after + 1}`;
       const signal = tailOptions.signal;
-      // A blocking read holds its connection: each tail gets its own.
-      const reader = redis.duplicate();
+      const reader = connections.acquire();
+      // Given back for the next tail only after a clean end (not mid-read, not after an error).
+      let reusable = false;
       const stop = () => reader.disconnect();
       signal?.addEventListener("abort", stop, { once: true });
       try {
@@ -103,15 +124,23 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
           if (signal?.aborted) break;
           for (const [id, fields] of reply?.[0]?.[1] ?? []) {
             last = id;
-            const event = parse(fields);
-            yield event;
-            if (event.type === "done") return;
+            for (const event of parse(fields)) {
+              // The first batch after a resume point may begin before it.
+              if (event.seq <= after) continue;
+              reusable = true;
+              yield event;
+              reusable = false;
+              if (event.type === "done") {
+                reusable = true;
+                return;
+              }
+            }
           }
         }
         if (signal?.aborted) throw signal.reason;
       } finally {
         signal?.removeEventListener("abort", stop);
-        reader.disconnect();
+        connections.release(reader, reusable && !signal?.aborted);
       }
     },
   };

@@ -42,23 +42,31 @@ export interface HttpClientOptions {
 
 const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
 
+const noSuchJob = (provider: ProviderName) =>
+  `${provider} has no such job: it expired or was deleted, or it belongs to another account or project.`;
+
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
 export function errorFromFailure(failure: HttpFailure): SondeError {
   const { provider, status, requestId, retryAfterMs } = failure;
   const common = { provider, status, requestId, providerCode: failure.code };
   const message = `${provider} ${status}: ${failure.message}`;
+  // The provider's own sentence, then what to do (one full stop between them, not two).
+  const then = (hint: string) => `${message}${/[.!?]$/.test(message) ? "" : "."} ${hint}`;
   if (status === 401 || status === 403)
-    return new AuthenticationError(`${message}. Check the ${provider} API key.`, common);
+    return new AuthenticationError(then(`Check the ${provider} API key.`), common);
   if (status === 402)
-    return new InsufficientCreditError(`${message}. Add credit to the ${provider} account.`, common);
-  if (status === 404) return new JobNotFoundError(message, common);
+    return new InsufficientCreditError(then(`Add credit to the ${provider} account.`), common);
+  if (status === 404) return new JobNotFoundError(then(noSuchJob(provider)), common);
   if (status === 429)
     return new RateLimitError(message, { ...common, ...(retryAfterMs !== undefined && { retryAfterMs }) });
   if (status === 408 || status >= 500)
-    return new ProviderUnavailableError(message, {
-      ...common,
-      ...(retryAfterMs !== undefined && { retryAfterMs }),
-    });
+    return new ProviderUnavailableError(
+      then(`A failure on ${provider}'s side, usually brief: try again later.`),
+      {
+        ...common,
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      },
+    );
   return new InvalidRequestError(message, common);
 }
 
@@ -242,6 +250,13 @@ export async function submitOnce<T>(
         },
       );
     }
+    if (JobNotFoundError.isInstance(error))
+      // No job was named yet: the path (base URL), the model or a previous job is what was not found.
+      throw new InvalidRequestError(
+        `${error.message.replace(` ${noSuchJob(provider)}`, "")} The job submission got a 404, so no job was created: check the ${provider} ` +
+          "baseURL (its path included), that this account can use the model, and any previousJobId.",
+        { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
+      );
     if (SondeError.isInstance(error)) throw error;
     if (signal.aborted) throw toTransportError(error, provider, signal);
     // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.

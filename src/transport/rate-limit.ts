@@ -44,6 +44,7 @@ export class SubmitRateLimit {
       ...(error.provider !== undefined && { provider: error.provider }),
       ...(error.status !== undefined && { status: error.status }),
       ...(error.requestId !== undefined && { requestId: error.requestId }),
+      ...(error.providerCode !== undefined && { providerCode: error.providerCode }),
       ...(wait !== undefined && { retryAfterMs: wait }),
       cause: error,
     };

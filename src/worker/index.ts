@@ -9,6 +9,7 @@ export {
   type QueueSetup,
   type ResearchQueue,
 } from "./queue.js";
+export type { SettledJob, SettledOptions } from "./settled.js";
 export type { WorkerJobState, WorkerJobStatus } from "./state.js";
 export {
   InvalidWebhookSignatureError,

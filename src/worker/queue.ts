@@ -1,3 +1,4 @@
+/// <reference path="../redis/lua.d.ts" />
 /**
  * The producer side of `sonde/worker`: `enqueue` validates a research request against the
  * catalog (the same typed errors as `start()`), binds it to its idempotency key and queues
@@ -10,9 +11,15 @@ import type { Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
 import type { SondeClient } from "../client.js";
 import { IdempotencyConflictError, InvalidRequestError } from "../errors.js";
+import { blockingConnections } from "../redis/blocking.js";
 import { createEventLog, type EventLog } from "../redis/events.js";
+import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
+import bindRequestSource from "./commands/bind-request.lua";
+import { type SettledJob, type SettledOptions, settledJob } from "./settled.js";
 import { DAY_MS, readResult, readState, stateKeys, type WorkerJobState } from "./state.js";
+
+const bindRequest = luaScript(bindRequestSource);
 
 export const DEFAULT_QUEUE = "sonde-research";
 
@@ -53,6 +60,12 @@ export interface ResearchQueue {
   byProviderJob(provider: string, jobId: string): Promise<string | undefined>;
   /** The final result (report, citations, gaps, usage), while its TTL lasts. */
   result(id: string): Promise<ResearchResult | undefined>;
+  /**
+   * Resolves once the job ends (or is deferred) with its state and result: one blocking read
+   * that the worker's final write wakes, no polling. Throws `JobNotFoundError` for an id
+   * that was never queued (or expired); `signal` stops the wait, not the job.
+   */
+  settled(id: string, options?: SettledOptions): Promise<SettledJob>;
   readonly events: EventLog;
   readonly queue: Queue;
   close(): Promise<void>;
@@ -93,10 +106,13 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
     connection: setup.connection ?? redis,
   } as never);
   const events = createEventLog(redis, { prefix });
+  const waits = blockingConnections(redis);
   return {
     events,
     queue,
-    async enqueue(request, { idempotencyKey }) {
+    async enqueue(request, options) {
+      // Read off `options` rather than destructured: a JavaScript caller may leave it out.
+      const idempotencyKey = (options as { idempotencyKey?: unknown } | undefined)?.idempotencyKey;
       if (typeof idempotencyKey !== "string" || idempotencyKey.length === 0)
         throw new InvalidRequestError(
           "enqueue needs an idempotencyKey: the same key never queues a job twice.",
@@ -109,20 +125,16 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       const id = researchJobId(idempotencyKey);
       const key = stateKeys(prefix, id).state;
       const text = canonicalJson(request);
-      const fresh = (await redis.hsetnx(key, "request", text)) === 1;
-      if (!fresh && (await redis.hget(key, "request")) !== text) {
+      const bound = Number(
+        await bindRequest(redis, [key], [text, resolved.modelInfo.id, new Date().toISOString(), 7 * DAY_MS]),
+      );
+      if (bound < 0) {
         throw new IdempotencyConflictError(
           `idempotencyKey "${idempotencyKey}" already queued job ${id} with a different request. ` +
             "Repeat that request exactly to get the same job back, or use a new key for a new job.",
         );
       }
-      await redis
-        .multi()
-        .hsetnx(key, "status", "queued")
-        .hsetnx(key, "model", resolved.modelInfo.id)
-        .hsetnx(key, "createdAt", new Date().toISOString())
-        .pexpire(key, 7 * DAY_MS)
-        .exec();
+      const fresh = bound === 1;
       // BullMQ keeps one job per id: a repeated add is a no-op.
       await queue.add("research", { id }, { jobId: id, ...RERUNS });
       return { id, created: fresh };
@@ -149,6 +161,11 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       return (await redis.get(stateKeys(prefix, "").byProviderJob(provider, jobId))) ?? undefined;
     },
     result: (id) => readResult(redis, prefix, id),
-    close: () => queue.close(),
+    settled: (id, options) => settledJob(redis, waits, prefix, id, options),
+    async close() {
+      events.close();
+      waits.close();
+      await queue.close();
+    },
   };
 }

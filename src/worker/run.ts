@@ -16,7 +16,7 @@ import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
 import { RERUNS, wakeJobId } from "./queue.js";
-import { stateKeys, type WorkerJobState, type WorkerJobStatus } from "./state.js";
+import { markEnded, stateKeys, type WorkerJobState, type WorkerJobStatus } from "./state.js";
 import { EventWriter } from "./writer.js";
 
 const acquireSlot = luaScript(acquireSlotSource);
@@ -36,7 +36,7 @@ export interface RunContext {
   resultTtlMs: number;
   holdMs: number;
   cancelPollMs: number;
-  /** How long a job's events gather before they are written together. */
+  /** A job's events are written at most once per this interval (ms). */
   eventBatchMs: number;
   indeterminateSlotMs: number | undefined;
   repeatInterruptedCalls: boolean;
@@ -127,6 +127,7 @@ export class JobRun {
     }
     multi.hset(this.#keys.state, { status, ...(error && { error: JSON.stringify(error) }) });
     multi.pexpire(this.#keys.state, resultTtlMs);
+    markEnded(multi, this.#keys, status, resultTtlMs);
     if (this.#limit !== undefined && !this.#keepSlot) multi.zrem(this.#keys.slots(this.#provider), this.#id);
     await multi.exec();
     return status;
@@ -258,6 +259,7 @@ export class JobRun {
       const failures = held || progressed ? 0 : this.#state.failures + 1;
       if (failures >= MAX_RETRYABLE_FAILURES) {
         const multi = redis.multi().hset(this.#keys.state, { status: "deferred", failures });
+        markEnded(multi, this.#keys, "deferred", this.#ctx.resultTtlMs);
         if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
         await multi.exec();
         return "deferred";

@@ -2,7 +2,7 @@
  * A research job's state in Redis, shared by the queue and every worker: a hash
  * (`<prefix>job:{id}`) beside the job's event stream, and its final result with a TTL.
  */
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
 import type { JobRef } from "../ref.js";
 
@@ -54,9 +54,24 @@ export function stateKeys(prefix: string, id: string) {
   return {
     state: `${prefix}job:{${id}}`,
     result: `${prefix}result:{${id}}`,
+    /** A stream with one entry per time the job ended (or was deferred): what `settled` blocks on. */
+    ended: `${prefix}ended:{${id}}`,
     slots: (provider: string) => `${prefix}slots:${provider}`,
     byProviderJob: (provider: string, jobId: string) => `${prefix}byjob:${provider}:${jobId}`,
   };
+}
+
+/**
+ * Adds to `multi` the entry that wakes whoever waits for the job to end: written in the same
+ * MULTI as the status (and result), so a waiter woken by it reads both.
+ */
+export function markEnded(
+  multi: ChainableCommander,
+  keys: ReturnType<typeof stateKeys>,
+  status: WorkerJobStatus,
+  ttlMs: number,
+): void {
+  multi.xadd(keys.ended, "MAXLEN", "1", "*", "status", status).pexpire(keys.ended, ttlMs);
 }
 
 export async function readState(

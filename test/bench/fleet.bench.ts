@@ -9,13 +9,22 @@ import { expect, test } from "vitest";
 import type { ResearchEvent } from "../../src/index.js";
 import { Sonde } from "../../src/index.js";
 import { createEventLog, createRedisStore } from "../../src/redis/index.js";
-import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { createResearchQueue, createResearchWorker, type QueuedRequest } from "../../src/worker/index.js";
+import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+import { longTranscript } from "../openai/transcript.js";
 
 const EVENTS = 5_000;
 const LATENCY_EVENTS = 1_000;
 const JOBS = 40;
 const WARM_UP = 5;
+const CONCURRENCY = 4;
+const CONCURRENT_JOBS = 24;
+const ROUNDS = 5;
+const STREAM_DELTAS = 3_000;
+const STREAM_RUNS = 7;
+const STREAM_PIECES = 60;
+const STREAM_GAP_MS = 10;
 
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -99,74 +108,243 @@ test("fleet: store and tail throughput, tail latency, worker overhead", async ()
   }
 }, 300_000);
 
+const median = (list: number[]) =>
+  quantile(
+    [...list].sort((a, b) => a - b),
+    0.5,
+  );
+
+/** One run: wall time, and CPU time of this process (worker, client, fakes) plus redis-server's. */
+interface Sample {
+  ms: number;
+  cpuMs: number;
+}
+
+type Sampler = (run: () => Promise<unknown>) => Promise<Sample>;
+
+function sampler(redis: RedisServer): Sampler {
+  const admin = redis.client();
+  const redisCpu = async () => {
+    const info = await admin.info("cpu");
+    const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)![1]);
+    return (field("used_cpu_user") + field("used_cpu_sys")) * 1000;
+  };
+  return async (run) => {
+    const redisBefore = await redisCpu();
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    await run();
+    const ms = performance.now() - started;
+    const used = process.cpuUsage(cpu);
+    return { ms, cpuMs: (used.user + used.system) / 1000 + (await redisCpu()) - redisBefore };
+  };
+}
+
+/** Overhead figures of one comparison: medians of alternating direct and queued runs, wall and CPU. */
+function overhead(figures: Record<string, string>, label: string, direct: Sample[], queued: Sample[]) {
+  for (const [kind, of] of [
+    ["wall", (s: Sample) => s.ms],
+    ["CPU", (s: Sample) => s.cpuMs],
+  ] as const) {
+    const [d, q] = [median(direct.map(of)), median(queued.map(of))];
+    figures[`${label}: ${kind} ms, direct → via queue + worker`] = `${d.toFixed(1)} → ${q.toFixed(1)}`;
+    figures[`${label}: ${kind} overhead`] =
+      `${(q - d).toFixed(1)} ms = ${((100 * (q - d)) / d).toFixed(1)} %`;
+  }
+}
+
+const DEMO = "portable:demo/offline";
+const STREAMED = "openai:o4-mini-deep-research";
+
+/** A fleet on `redis`: a queue and one worker on their own queue name and prefix. */
+function fleet(
+  redis: RedisServer,
+  name: string,
+  client: () => Sonde,
+  concurrency: number,
+  eventBatchMs?: number,
+) {
+  const setup = { redis: redis.client(), prefix: `${name}:`, queueName: name };
+  const queue = createResearchQueue({ ...setup, client: client() });
+  const worker = createResearchWorker({
+    ...setup,
+    client: client(),
+    concurrency,
+    ...(eventBatchMs !== undefined && { eventBatchMs }),
+  });
+  let n = 0;
+  return {
+    async run(request: QueuedRequest) {
+      const { id } = await queue.enqueue(request, { idempotencyKey: `${name}-${n++}` });
+      const { state, result } = await queue.settled(id);
+      if (!result) throw new Error(`job ${id} ended ${state.status} without a result`);
+      return result;
+    },
+    async close() {
+      await worker.close();
+      await queue.close();
+    },
+  };
+}
+
 /**
- * Worker overhead: the same demo jobs, one at a time, alternating a direct run and a run
- * through the queue (enqueue → worker → result read back), so load on a shared machine
- * hits both alike; medians per job, and the Redis commands each costs.
+ * Worker overhead, each way alternating direct and queued runs so load on a shared machine
+ * hits both alike (medians, wall and CPU time): (1) demo jobs one at a time (latency per job,
+ * with the Redis commands each costs); (2) the same jobs four at a time (throughput: direct
+ * with four in flight against a worker with concurrency 4); (3) a streamed OpenAI job from a
+ * loopback fake with thousands of text deltas, every event of which the worker writes to
+ * Redis, sent as fast as loopback allows and paced.
  */
 async function workerOverhead(redis: RedisServer, figures: Record<string, string>) {
-  const client = (prefix: string) =>
+  const sample = sampler(redis);
+  const demoClient = (prefix: string) => () =>
     new Sonde({ env: {}, portable: { store: createRedisStore(redis.client(), { prefix }) } });
-  const direct = client("bench-direct:");
-  const queue = createResearchQueue({
-    redis: redis.client(),
-    client: client("bench-w:"),
-    prefix: "bench-w:",
-    queueName: "bench",
-  });
-  const worker = createResearchWorker({
-    redis: redis.client(),
-    client: client("bench-w:"),
-    prefix: "bench-w:",
-    queueName: "bench",
-    concurrency: 1,
-  });
+  const direct = demoClient("bench-direct:")();
+  const sequential = fleet(redis, "bench-seq", demoClient("bench-seq:"), 1);
   const admin = redis.client();
   const commands = async () =>
     [...(await admin.info("commandstats")).matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
-  const runDirect = (query: string) =>
-    direct.research.start({ model: "portable:demo/offline", query }).result();
-  const runQueued = async (query: string, key: string) => {
-    const { id } = await queue.enqueue({ model: "portable:demo/offline", query }, { idempotencyKey: key });
-    for await (const event of queue.events.tail(id)) if (event.type === "done") break;
-    while (!(await queue.result(id))) await new Promise((resolve) => setTimeout(resolve, 1));
-  };
+  const runDirect = (query: string) => direct.research.start({ model: DEMO, query }).result();
+  const runQueued = (query: string) => sequential.run({ model: DEMO, query });
   for (let i = 0; i < WARM_UP; i++) {
     await runDirect(`warm-up ${i}`);
-    await runQueued(`warm-up ${i}`, `warm-${i}`);
+    await runQueued(`warm-up ${i}`);
   }
-  const directMs: number[] = [];
-  const queuedMs: number[] = [];
+  const directRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
   let directCommands = 0;
   let queuedCommands = 0;
   for (let i = 0; i < JOBS; i++) {
     const query = `How do deep research agents verify citations? (${i})`;
     let before = await commands();
-    let started = performance.now();
-    await runDirect(query);
-    directMs.push(performance.now() - started);
+    directRuns.push(await sample(() => runDirect(query)));
     directCommands += (await commands()) - before - 1;
     before = await commands();
-    started = performance.now();
-    await runQueued(query, `q${i}`);
-    queuedMs.push(performance.now() - started);
+    queuedRuns.push(await sample(() => runQueued(query)));
     queuedCommands += (await commands()) - before - 1;
   }
-  await worker.close();
-  await queue.close();
-  const median = (list: number[]) =>
-    quantile(
-      [...list].sort((a, b) => a - b),
-      0.5,
-    );
-  const [d, q] = [median(directMs), median(queuedMs)];
-  figures["jobs direct, median ms per job"] = d.toFixed(1);
-  figures["jobs via queue + worker, median ms per job"] = q.toFixed(1);
-  figures["worker overhead, ms per job"] = (q - d).toFixed(1);
-  figures["worker overhead, %"] = ((100 * (q - d)) / d).toFixed(1);
-  figures["job length for < 5% overhead, ms"] = ((q - d) / 0.05).toFixed(0);
-  figures["Redis commands per job, direct"] = (directCommands / JOBS).toFixed(0);
-  figures["Redis commands per job, via queue + worker (incl. BullMQ, tail, result polls)"] = (
-    queuedCommands / JOBS
-  ).toFixed(0);
+  await sequential.close();
+  const label = "demo job, one at a time";
+  overhead(figures, label, directRuns, queuedRuns);
+  const perJob = median(queuedRuns.map((s) => s.ms)) - median(directRuns.map((s) => s.ms));
+  figures[`${label}: job length for < 5 % wall overhead, ms`] = (perJob / 0.05).toFixed(0);
+  figures["Redis commands per demo job, direct → via queue + worker (incl. BullMQ, settled)"] =
+    `${(directCommands / JOBS).toFixed(0)} → ${(queuedCommands / JOBS).toFixed(0)}`;
+
+  await concurrentOverhead(redis, figures, sample, direct, demoClient("bench-par:"));
+  await streamedOverhead(redis, figures, sample, "as fast as loopback", 0);
+  const paced = `paced, ${STREAM_PIECES} writes ${STREAM_GAP_MS} ms apart`;
+  await streamedOverhead(redis, figures, sample, paced, STREAM_GAP_MS);
+  // The same with events written at most every 5 ms or 50 ms (eventBatchMs; default 20):
+  // more and smaller writes, or fewer and larger ones.
+  await streamedOverhead(redis, figures, sample, `${paced}, eventBatchMs 5`, STREAM_GAP_MS, 5);
+  await streamedOverhead(redis, figures, sample, `${paced}, eventBatchMs 50`, STREAM_GAP_MS, 50);
+}
+
+/** Throughput: CONCURRENT_JOBS demo jobs, four in flight, direct against a worker with concurrency 4; per job. */
+async function concurrentOverhead(
+  redis: RedisServer,
+  figures: Record<string, string>,
+  sample: Sampler,
+  direct: Sonde,
+  client: () => Sonde,
+) {
+  const parallel = fleet(redis, "bench-par", client, CONCURRENCY);
+  const queries = (round: number) =>
+    Array.from({ length: CONCURRENT_JOBS }, (_, i) => `Why do heat pumps save energy? (${round}.${i})`);
+  // Four lanes, each taking the next query when its job ends.
+  const lanes = async (list: string[], run: (query: string) => Promise<unknown>) => {
+    const { ms, cpuMs } = await sample(async () => {
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < list.length) await run(list[next++]!);
+        }),
+      );
+    });
+    return { ms: ms / list.length, cpuMs: cpuMs / list.length };
+  };
+  const directRun = (query: string) => direct.research.start({ model: DEMO, query }).result();
+  const queuedRun = (query: string) => parallel.run({ model: DEMO, query });
+  await lanes(queries(-1).slice(0, 8), directRun);
+  await lanes(queries(-2).slice(0, 8), queuedRun);
+  const directRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    directRuns.push(await lanes(queries(round), directRun));
+    queuedRuns.push(await lanes(queries(round), queuedRun));
+  }
+  await parallel.close();
+  overhead(figures, `demo jobs, ${CONCURRENCY} at a time, per job`, directRuns, queuedRuns);
+}
+
+/**
+ * A streamed OpenAI deep-research job (a loopback fake of the Responses API sending a long
+ * seeded transcript: thousands of text deltas, reasoning, searches, citations), run directly
+ * (awaiting the result, and iterating every event as the worker does) and through the worker,
+ * which writes every one of its events to the job's Redis stream. With `gapMs` 0 the fake
+ * sends as fast as loopback takes it, so the job's length is the SDK's own work: the worst
+ * case for a per-event cost. Paced, it is still far denser than a real deep-research stream
+ * (thousands of deltas over minutes).
+ */
+async function streamedOverhead(
+  redis: RedisServer,
+  figures: Record<string, string>,
+  sample: Sampler,
+  pace: string,
+  gapMs: number,
+  eventBatchMs?: number,
+) {
+  const transcript = longTranscript({ seed: 11, deltas: STREAM_DELTAS, rounds: 12 });
+  const piece = gapMs > 0 ? Math.ceil(transcript.bytes.length / STREAM_PIECES) : 16_384;
+  const api = await startLoopback(async (request, response) => {
+    if (request.method !== "POST") {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+    for (let at = 0; at < transcript.bytes.length; at += piece) {
+      response.write(transcript.bytes.subarray(at, at + piece));
+      await new Promise((resolve) => (gapMs > 0 ? setTimeout(resolve, gapMs) : setImmediate(resolve)));
+    }
+    response.end();
+  });
+  // OpenAI's streaming models were retired on 2026-07-23: these clients read an earlier date.
+  const client = () =>
+    new Sonde({
+      env: {},
+      openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` },
+      clock: () => new Date(Date.parse("2026-06-01T00:00:00Z")),
+    });
+  const direct = client();
+  const streamed = fleet(redis, `bench-stream-${gapMs}-${eventBatchMs ?? "d"}`, client, 1, eventBatchMs);
+  const request = { model: STREAMED, query: "What changed in EU battery regulation in 2025?" };
+  let events = 0;
+  const runDirect = () => direct.research.start(request).result();
+  const runIterating = async () => {
+    events = 0;
+    const job = direct.research.start(request);
+    for await (const _ of job) events++;
+    return job.result();
+  };
+  const first = await runIterating();
+  const queued = await streamed.run(request);
+  if (queued.report !== first.report) throw new Error("the queued streamed job's report differs");
+  const directRuns: Sample[] = [];
+  const iteratingRuns: Sample[] = [];
+  const queuedRuns: Sample[] = [];
+  for (let i = 0; i < STREAM_RUNS; i++) {
+    directRuns.push(await sample(runDirect));
+    iteratingRuns.push(await sample(runIterating));
+    queuedRuns.push(await sample(() => streamed.run(request)));
+  }
+  await streamed.close();
+  await api.close();
+  const label = `streamed OpenAI job (${events} events, ${pace})`;
+  overhead(figures, label, directRuns, queuedRuns);
+  const of = (runs: Sample[], pick: (s: Sample) => number) => median(runs.map(pick));
+  figures[`${label}: direct iterating every event, wall / CPU ms`] =
+    `${of(iteratingRuns, (s) => s.ms).toFixed(1)} / ${of(iteratingRuns, (s) => s.cpuMs).toFixed(1)}`;
+  const perEvent = (of(queuedRuns, (s) => s.cpuMs) - of(directRuns, (s) => s.cpuMs)) / events;
+  figures[`${label}: worker CPU per event, µs`] = (perEvent * 1000).toFixed(1);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidRefError, parseRef } from "../../src/index.js";
+import { InvalidRefError, parseRef, Sonde } from "../../src/index.js";
 
 const good = {
   v: 1,
@@ -40,5 +40,16 @@ describe("refs", () => {
   it("rejects an unknown version with advice", () => {
     expect(fieldOf({ ...good, v: 2 })).toBe("v");
     expect(() => parseRef({ ...good, v: 2 })).toThrow(/Upgrade Sonde/);
+  });
+
+  it("a ref whose model is another engine's says so, not that the catalog lacks the model", () => {
+    const client = new Sonde({ env: {}, openai: { apiKey: "sk-test-ref-0000" } });
+    const edited = JSON.stringify({ ...good, model: "gemini:deep-research-preview-04-2026" });
+    expect(() => client.research.attach(edited)).toThrow(
+      /names model "gemini:deep-research-preview-04-2026" of the gemini engine, but provider "openai".*job\.toRef\(\)/,
+    );
+    expect(() => client.research.attach(JSON.stringify({ ...good, model: "openai:gpt-9" }))).toThrow(
+      /does not know.*newer Sonde/,
+    );
   });
 });

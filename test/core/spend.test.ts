@@ -11,6 +11,7 @@ import type { ResearchEvent } from "../../src/events.js";
 import { InvalidRequestError, Sonde, UnsupportedOptionError } from "../../src/index.js";
 import { ResearchJob } from "../../src/job.js";
 import type { CancelOutcome, EngineSession } from "../../src/provider.js";
+import { capGap, SpendMeter } from "../../src/spend.js";
 import { clearMocks, mockResearch } from "../../src/testing/index.js";
 import { fakeSession, script } from "../helpers/fake-engine.js";
 
@@ -141,6 +142,19 @@ describe("spend cap in the job", () => {
     expect(cancels).toBe(0);
     expect(result.status).toBe("completed");
     expect(result.gaps).toEqual([]);
+  });
+
+  // As a Gemini stream does: searches start before the engine's first usage snapshot counts them.
+  it("crossing on streamed searches: the gap says so, and the last usage counts the searches it priced", () => {
+    const meter = new SpendMeter(0.015, pricing); // $10 per 1,000 searches: two are $0.02
+    for (const query of ["a", "b"])
+      meter.observe({ type: "search", action: "search", query, state: "started", seq: 0 });
+    const crossing = meter.crossing();
+    expect(crossing).toMatchObject({ costUSD: 0.02, source: "streamed-estimate" });
+    expect(capGap(crossing!, { outcome: "cancelled" }).detail).toMatch(
+      /estimated from catalog prices and the text and searches streamed so far/,
+    );
+    expect(meter.finalUsage(undefined)).toMatchObject({ searches: 2, costUSD: 0.02, costSource: "estimate" });
   });
 });
 

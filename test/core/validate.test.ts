@@ -114,6 +114,17 @@ describe("request validation happens before any engine is called", () => {
     ).toThrow(InvalidRequestError);
   });
 
+  it("a malformed asOf says what form it takes, not only that the input is invalid", () => {
+    for (const asOf of ["yesterday", "30/06/2026", "2026-06-30T12:00:00"])
+      expect(() => client.research.validate({ model: "openai:gpt-5.5-pro", query: "q", asOf })).toThrow(
+        /asOf: .*ISO date \(2026-06-30\) or a date-time with its offset/,
+      );
+    for (const asOf of ["2026-06-30", "2026-06-30T12:00:00Z"])
+      expect(() =>
+        client.research.validate({ model: "portable:demo/offline", query: "q", asOf }),
+      ).not.toThrow();
+  });
+
   it("options the engine cannot honour are rejected, with a pointer to the engine that can", () => {
     const error = (() => {
       try {

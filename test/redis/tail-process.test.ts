@@ -82,7 +82,11 @@ describe("tailing a job from another process", () => {
       await pause(20);
       await writer.append("j1", event(seq, seq === 19));
     }
+    const ended = Date.now();
     expect(await second.exited).toBe(0);
+    // The child quits its client without closing the log: the tail's connection, kept idle
+    // for the next tail (30 s), must not keep the process alive.
+    expect(Date.now() - ended).toBeLessThan(15_000);
     seen.push(...second.lines.map((line) => JSON.parse(line) as ResearchEvent));
     expect(seen.map((e) => e.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     expect(seen).toEqual(await writer.read("j1"));

@@ -65,6 +65,51 @@ describe("tailing a job's events from anywhere", () => {
     expect(seen).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
+  it("appendMany stores a batch in one step, byte for byte, skipping seqs stored before", async () => {
+    const log = createEventLog(redis.client(), { prefix: "tail4:" });
+    const deltas = ["line\nbreak", 'quote " and \\', "\u2028 sep", "emoji 👩‍🔬 🇪🇺", "한국어 évaluation", ""];
+    const batch = deltas.map((delta, seq) => ({ type: "text", seq, delta }) as ResearchEvent);
+    expect(await log.appendMany("j4", batch.slice(0, 2))).toBe(2);
+    // A batch that repeats stored seqs (a writer that retried) stores only the new ones.
+    expect(await log.appendMany("j4", batch)).toBe(4);
+    expect(await log.appendMany("j4", batch.slice(3))).toBe(0);
+    // The engine's raw payload stays with the process that got it.
+    const raw = { ...event(6, true), rawEvent: { type: "response.completed" } } as ResearchEvent;
+    expect(await log.appendMany("j4", [raw])).toBe(1);
+    expect(await log.read("j4")).toEqual([...batch, event(6, true)]);
+    // One stream entry per step, not per event (Redis does one XADD per batch).
+    expect(await redis.client().xlen("tail4:events:{j4}")).toBe(3);
+    const tailed: ResearchEvent[] = [];
+    for await (const e of log.tail("j4", { after: 2 })) tailed.push(e);
+    expect(tailed.map((e) => e.seq)).toEqual([3, 4, 5, 6]);
+    log.close();
+  });
+
+  it("a tail that ended gives its connection to the next one: no connection set up per tail", async () => {
+    const writer = createEventLog(redis.client(), { prefix: "tail3:" });
+    const reader = createEventLog(redis.client(), { prefix: "tail3:" });
+    const admin = redis.client();
+    const connections = async () =>
+      Number(/total_connections_received:(\d+)/.exec(await admin.info("stats"))![1]);
+    const aborted = new AbortController();
+    for (const job of ["a", "b", "c", "d"]) await writer.append(job, event(0, true));
+    for await (const _ of reader.tail("a"));
+    const before = await connections();
+    for await (const _ of reader.tail("b"));
+    for await (const e of reader.tail("c")) if (e.seq === 0) break;
+    expect(await connections()).toBe(before);
+    // An interrupted read's connection is closed, never handed to another tail.
+    const live = (async () => {
+      for await (const _ of reader.tail("never-written", { signal: aborted.signal }));
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    aborted.abort(new Error("stop"));
+    await expect(live).rejects.toThrow("stop");
+    for await (const _ of reader.tail("d"));
+    expect(await connections()).toBe(before + 1);
+    reader.close();
+  });
+
   it("serves text/event-stream; a browser that drops and reconnects with Last-Event-ID gets every event once", async () => {
     const log = createEventLog(redis.client(), { prefix: "tail2:" });
     const { server, url } = await endpoint(createEventLog(redis.client(), { prefix: "tail2:" }), "j2");

@@ -248,6 +248,36 @@ describe("sonde/tracing", () => {
     expect(idle.status).toBe("queued");
   });
 
+  // The README's "handler that only needs the ref": await created(), take the ref, abort.
+  it("a job aborted after created() with nobody iterating ends its span at once, once", async () => {
+    mockResearch("word ".repeat(400), { delayMs: 5 }).always().register();
+    const ends: string[] = [];
+    const client = new Sonde({
+      openai: { apiKey: OPENAI_KEY },
+      env: {},
+      telemetry: {
+        observeJob: (description) => {
+          const span = telemetry.observeJob(description);
+          return (signal) => {
+            if (signal.type === "end") ends.push(signal.status);
+            span?.(signal);
+          };
+        },
+      },
+    });
+    const job = client.research.start({ model: "openai:gpt-5.5-pro", query: "q" });
+    await job.created();
+    job.toRef();
+    job.abort();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const span = onlySpan();
+    expect(span.attributes).toMatchObject({ "sonde.status": "aborted", "sonde.job.id": job.id });
+    expect(span.events.map((e) => e.name)).toEqual(["sonde.aborted"]);
+    // Whatever runs later sees the same abort, and the job object does not end a second time.
+    await expect(job.result()).rejects.toMatchObject({ code: "aborted", jobState: "remote" });
+    expect(ends).toEqual(["aborted"]);
+  });
+
   it("a client without telemetry records nothing, and the core never imports the tracing entry", async () => {
     mockResearch("quiet").always().register();
     await new Sonde({ openai: { apiKey: OPENAI_KEY }, env: {} }).research

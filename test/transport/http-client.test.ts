@@ -67,6 +67,34 @@ describe("the HTTP client over fetch", () => {
     expect((error as Error).message).toContain("slow down");
   });
 
+  it.each([
+    [401, "Incorrect API key provided.", "AuthenticationError", /provided\. Check the openai API key\.$/],
+    [
+      404,
+      "Response with id 'resp_x' not found.",
+      "JobNotFoundError",
+      /found\. openai has no such job: it expired/,
+    ],
+    [
+      500,
+      "The server had an error. Sorry about that!",
+      "ProviderUnavailableError",
+      /that! A failure on openai's side, usually brief: try again later\.$/,
+    ],
+    [503, "Service unavailable", "ProviderUnavailableError", /unavailable\. A failure on openai's side/],
+  ])(
+    "a %i says what to do after the provider's own sentence, with one full stop",
+    async (status, text, name, shape) => {
+      const { fetch } = recording(() => Response.json({ error: { message: text } }, { status }));
+      const error = await client(fetch)
+        .get("responses/resp_x")
+        .catch((e: unknown) => e);
+      expect((error as Error).name).toBe(name);
+      expect((error as Error).message).toMatch(shape);
+      expect((error as Error).message).not.toContain("..");
+    },
+  );
+
   it("reads a non-JSON error body as text, and returns the response with throwHttpErrors: false", async () => {
     const { fetch } = recording(() => new Response("bad field", { status: 400 }));
     const error = await client(fetch)

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   IndeterminateSubmissionError,
+  InvalidRequestError,
   ProviderUnavailableError,
   RateLimitError,
   Sonde,
@@ -15,12 +16,19 @@ import { createTestServer, json } from "../helpers/test-server.js";
 const BASE = "https://submit.test/v1";
 const RESPONSES = `POST ${BASE}/responses`;
 let status = 504;
+let retryAfter = "30";
 const server = createTestServer({
   [RESPONSES]: () =>
     status === 429
       ? json(
-          { error: { message: "Rate limit reached for requests", type: "requests" } },
-          { status, headers: { "retry-after": "30" } },
+          {
+            error: {
+              message: "Rate limit reached for requests",
+              type: "requests",
+              code: "rate_limit_exceeded",
+            },
+          },
+          { status, headers: { "retry-after": retryAfter } },
         )
       : json({ error: { message: "upstream request timeout" } }, { status }),
 });
@@ -65,5 +73,37 @@ describe("job submission", () => {
     expect(posts()).toBe(1);
     expect(RateLimitError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ retryAfterMs: 30_000, provider: "openai" });
+  });
+
+  // The README's error example switches on `code` and logs `providerCode`: the rewrapped
+  // RateLimitError (why Sonde did or did not wait) must keep the provider's own code.
+  it.each([
+    ["asking for longer than retry.maxDelayMs", "30", 1],
+    ["rate limited again after the one resend", "0", 2],
+  ])("a 429 on the POST %s keeps the provider's code", async (_, after, sent) => {
+    status = 429;
+    retryAfter = after;
+    const error = await client()
+      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    retryAfter = "30";
+    expect(posts()).toBe(sent);
+    expect(RateLimitError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: "rate_limit", providerCode: "rate_limit_exceeded" });
+  });
+
+  // A base URL missing its path (or a model the account cannot see) answers the POST with a
+  // 404: no job was ever named, so "job not found" would send the user looking for one.
+  it("a 404 on the POST is an InvalidRequestError saying nothing was created and to check baseURL", async () => {
+    status = 404;
+    const error = await client()
+      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+      .result()
+      .catch((e: unknown) => e);
+    expect(posts()).toBe(1);
+    expect(InvalidRequestError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ code: "invalid_request", status: 404, provider: "openai" });
+    expect((error as Error).message).toMatch(/upstream request timeout.*no job was created.*baseURL/);
   });
 });

@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IdempotencyConflictError, Sonde, UnknownModelError } from "../../src/index.js";
+import { IdempotencyConflictError, JobNotFoundError, Sonde, UnknownModelError } from "../../src/index.js";
 import { createRedisStore } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
 import { startLoopback } from "../helpers/loopback.js";
@@ -88,6 +88,53 @@ describe("sonde/worker", () => {
   });
 });
 
+describe("sonde/worker: waiting for a job's end", () => {
+  it("settled() wakes on the worker's final write with the state and result, without polling", async () => {
+    const prefix = "w6:";
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w6",
+    });
+    try {
+      await expect(queue.settled("rj_never_queued")).rejects.toSatisfy((e: unknown) =>
+        JobNotFoundError.isInstance(e),
+      );
+      const { id } = await queue.enqueue(
+        { model: DEMO, query: "Why do heat pumps save energy?" },
+        { idempotencyKey: "s1" },
+      );
+      const stopped = new AbortController();
+      const abandoned = queue.settled(id, { signal: stopped.signal });
+      stopped.abort(new Error("stopped waiting"));
+      await expect(abandoned).rejects.toThrow("stopped waiting");
+      // Waiting before any worker runs: one blocking read (5 s), which the final write must cut short.
+      const waiting = queue.settled(id);
+      const started = Date.now();
+      const worker = createResearchWorker({
+        redis: redis.client(),
+        client: clientOn(prefix),
+        prefix,
+        queueName: "w6",
+      });
+      try {
+        const { state, result } = await waiting;
+        expect(Date.now() - started).toBeLessThan(4_000);
+        const stored = (await queue.result(id))!;
+        expect(state.status).toBe(stored.status);
+        expect(result?.report).toBe(stored.report);
+        // After the end it answers at once, from the stored state.
+        expect((await queue.settled(id)).state.status).toBe(stored.status);
+      } finally {
+        await worker.close();
+      }
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
 const HOSTED = "hosted:agents.deep_research";
 const hostedClient = (url: string, prefix: string) =>
   new Sonde({
@@ -131,7 +178,10 @@ describe("sonde/worker failure handling", () => {
         prefix,
         queueName: "w2",
       });
-      await until(async () => (await queue.status(id))?.status === "indeterminate");
+      // settled() also wakes for an end that stores no result.
+      const { state: settled, result } = await queue.settled(id);
+      expect(settled.status).toBe("indeterminate");
+      expect(result).toBeUndefined();
       await worker.close();
       const state = await queue.status(id);
       expect(state?.error?.message).toContain("not sent again: look for it in the provider account");

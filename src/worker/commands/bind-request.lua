@@ -1,0 +1,17 @@
+-- Binds a queued job's state (KEYS[1], a hash) to its request (ARGV[1], canonical JSON) once,
+-- in one round trip: 1 = a new job, 0 = the same request was queued under this key before,
+-- -1 = the key queued another request (nothing is written). ARGV[2] = model id,
+-- ARGV[3] = created at (ISO), ARGV[4] = the state's lifetime (ms).
+local stored = redis.call('HGET', KEYS[1], 'request')
+if stored and stored ~= ARGV[1] then
+  return -1
+end
+redis.call('HSETNX', KEYS[1], 'request', ARGV[1])
+redis.call('HSETNX', KEYS[1], 'status', 'queued')
+redis.call('HSETNX', KEYS[1], 'model', ARGV[2])
+redis.call('HSETNX', KEYS[1], 'createdAt', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+if stored then
+  return 0
+end
+return 1
