@@ -1,6 +1,5 @@
 import {
   AuthenticationError,
-  IndeterminateSubmissionError,
   InsufficientCreditError,
   InvalidRequestError,
   JobAbortedError,
@@ -42,7 +41,8 @@ export interface HttpClientOptions {
 
 const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
 
-const noSuchJob = (provider: ProviderName) =>
+/** What a 404 on a job means (submit-failure.ts takes it off again: a submission names no job). */
+export const noSuchJob = (provider: ProviderName) =>
   `${provider} has no such job: it expired or was deleted, or it belongs to another account or project.`;
 
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
@@ -213,15 +213,13 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }
 
-/** Statuses a gateway sends when it lost the engine mid-request: the job may exist behind them. */
-const gatewayFailures = new Set([502, 504, 524]);
-
 /**
  * Sends a job-creating request exactly once. A typed HTTP error (a status line came
  * back, so the job was not created) is rethrown as is — 429/5xx stay retryable — except
- * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing. A failure that
- * proves the request never left (see network.ts) is a retryable `ConnectionError`. Any
- * other failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
+ * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing, and a 404 (no job
+ * was named yet). A failure that proves the request never left (see network.ts) is a retryable
+ * `ConnectionError`. Any other failure (timeout, reset) may have created the job:
+ * `IndeterminateSubmissionError`. (See submit-failure.ts, loaded with the first failure.)
  */
 export async function submitOnce<T>(
   provider: ProviderName,
@@ -231,44 +229,6 @@ export async function submitOnce<T>(
   try {
     return await send();
   } catch (error) {
-    if (
-      SondeError.isInstance(error) &&
-      !IndeterminateSubmissionError.isInstance(error) &&
-      error.status !== undefined &&
-      gatewayFailures.has(error.status)
-    ) {
-      // A gateway lost or timed out on the engine behind it: the status line is the gateway's,
-      // and the engine may have accepted (and be billing) the job.
-      throw new IndeterminateSubmissionError(
-        `${provider}: the job submission got a gateway error (${error.status}). It may or may not have ` +
-          "started and billed; Sonde did not resend it. Check the provider's dashboard before submitting again.",
-        {
-          provider,
-          status: error.status,
-          ...(error.requestId !== undefined && { requestId: error.requestId }),
-          cause: error,
-        },
-      );
-    }
-    if (JobNotFoundError.isInstance(error))
-      // No job was named yet: the path (base URL), the model or a previous job is what was not found.
-      throw new InvalidRequestError(
-        `${error.message.replace(` ${noSuchJob(provider)}`, "")} The job submission got a 404, so no job was created: check the ${provider} ` +
-          "baseURL (its path included), that this account can use the model, and any previousJobId.",
-        { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
-      );
-    if (SondeError.isInstance(error)) throw error;
-    if (signal.aborted) throw toTransportError(error, provider, signal);
-    // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.
-    // (Telling those apart is a cold path: it loads with the first failed submission.)
-    const { connectionFailure } = await import("./network.js");
-    const neverSent = connectionFailure(error, provider);
-    if (neverSent) throw neverSent;
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new IndeterminateSubmissionError(
-      `${provider}: the job submission got no answer (${detail}). It may or may not have started and billed; ` +
-        "Sonde did not resend it. Check the provider's dashboard before submitting again.",
-      { provider, cause: error },
-    );
+    throw (await import("./submit-failure.js")).submitFailure(error, provider, signal);
   }
 }
