@@ -73,7 +73,7 @@ export class ResultAggregator {
         this.#report.append(event.delta);
         break;
       case "citation":
-        this.#addCitation(event.citation);
+        this.addCitation(event.citation);
         break;
       case "gap":
         this.#gaps.push(event.gap);
@@ -87,7 +87,13 @@ export class ResultAggregator {
     }
   }
 
-  #addCitation(citation: Citation): void {
+  /** A `text` event's delta, without the event (the job's result() fast path). */
+  addText(delta: string): void {
+    this.#report.append(delta);
+  }
+
+  /** A `citation` event's citation, without the event. */
+  addCitation(citation: Citation): void {
     // Inline markers cite the same few sources over and over: each URL is parsed once.
     let key = this.#keys.get(citation.url);
     if (key === undefined) {

@@ -20,6 +20,7 @@ import type {
   PortableSettings,
 } from "./registry.js";
 import { ResearchNamespace } from "./research.js";
+import { UNCOMPILED } from "./transport/fast-json.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
 export type { EngineSettings } from "./settings.js";
@@ -121,7 +122,7 @@ function checkSettings(
   for (const adapter of Object.values(adapters)) {
     const section = options[adapter.provider];
     if (section === undefined || !adapter.settingsSchema) continue;
-    const parsed = adapter.settingsSchema.safeParse(section);
+    const parsed = adapter.settingsSchema.safeParse(section, UNCOMPILED);
     if (parsed.success) continue;
     const issue = parsed.error.issues[0]!;
     throw new InvalidRequestError(

@@ -134,6 +134,12 @@ interface OpenStream {
   close(): Promise<void>;
 }
 
+/** Where a connection's mapping is: the last wire event's cursor, and a ref binding still being computed. */
+interface ReadPosition {
+  last: string | undefined;
+  binding?: Promise<void> | undefined;
+}
+
 /** A connection's failure, with the cursor of the last wire event it delivered (to resume after). */
 class Dropped {
   constructor(
@@ -162,6 +168,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #id: string | undefined;
   /** What `toRef()` writes for the credential and owner (see `JobInit.bind`). */
   #binding: RefBinding | undefined;
+  /** The id arrived and its binding is being computed (`#id` is set when it is ready). */
+  #identifying = false;
   #status: JobStatus = "queued";
   #createdAt: string | undefined;
   #deadlineAt: string | undefined;
@@ -530,7 +538,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       event = { ...mapped, seq: 0 } as ResearchEvent;
     }
     if (event.type === "created") {
-      if (this.#id) return undefined; // attached: the ref already carried it (the id is set by #identify)
+      // Attached: the ref already carried it; or a repeat while the first one's binding is computed.
+      if (this.#id || this.#identifying) return undefined;
     } else if (event.type === "status") {
       this.#status = event.status;
       if (isTerminal(event.status)) this.#terminal = this.#over = true;
@@ -590,9 +599,32 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /**
    * Completes and numbers event `i` of a mapped wire event, moving the ref's position to
    * it; undefined when it is not delivered (before the ref's position, or a repeated `created`).
+   * `bare`: nobody sees the events (result() alone, no observer or spend cap), so text,
+   * citations and thinking are only counted, and the others are built without the wire's
+   * cursor or rawEvent.
    */
-  #emit(mapped: MappedEvent[], i: number, wire: WireEvent, skip: number): ResearchEvent | undefined {
-    const event = this.#complete(mapped[i]!, wire);
+  #emit(
+    mapped: MappedEvent[],
+    i: number,
+    wire: WireEvent,
+    skip: number,
+    bare: boolean,
+  ): ResearchEvent | undefined {
+    const text = mapped[i]!;
+    if (bare && (text.type === "text" || text.type === "citation" || text.type === "thinking")) {
+      // Events #complete only copies: just what delivering one changes (seq, the ref's
+      // position, the result), no event object, and a fast-read delta's payload stays unparsed.
+      if (text.type === "text") this.#aggregator.addText(text.delta);
+      else if (text.type === "citation") this.#aggregator.addCitation(text.citation);
+      if (i < skip) return undefined;
+      if (wire.cursor !== undefined) {
+        this.#refCursor = wire.cursor;
+        this.#refOffset = i + 1 < mapped.length ? i + 1 : undefined;
+      }
+      this.#seq++;
+      return undefined;
+    }
+    const event = this.#complete(text, bare ? undefined : wire);
     if (!event) return undefined;
     if (i < skip) {
       this.#aggregator.add(event); // already delivered before the ref was taken
@@ -619,25 +651,31 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     batched: boolean,
   ): AsyncGenerator<ResearchEvent[], string | undefined> {
     const signal = this.#controller.signal;
+    // result() alone, with no observer or spend cap reading events: text is only counted.
+    const bare = batched && this.#observer === undefined && this.#spend === undefined;
     let out: ResearchEvent[] = [];
-    let last = cursor;
+    const position: ReadPosition = { last: cursor };
     try {
       for (let wire: WireEvent | undefined = stream.first; wire; ) {
-        if (signal.aborted) throw signal.reason;
-        const mapped = this.#mapWire(wire);
-        const skip = this.#suppressedCount(wire, mapped.length);
-        for (let i = 0; i < mapped.length; i++) {
-          const event = this.#emit(mapped, i, wire, skip);
-          if (!event) continue;
-          if (event.type === "created") {
-            const binding = this.#identify(event.jobId);
-            if (binding) await binding;
+        let crossing: CapCrossing | undefined;
+        if (batched) {
+          crossing = this.#mapRead(wire, stream, out, position, bare);
+          // The job id arrived before its ref binding was ready (see #identify): wait for it here.
+          if (position.binding) await position.binding;
+          position.binding = undefined;
+        } else {
+          if (signal.aborted) throw signal.reason;
+          const mapped = this.#mapWire(wire);
+          const skip = this.#suppressedCount(wire, mapped.length);
+          for (let i = 0; i < mapped.length; i++) {
+            const event = this.#emit(mapped, i, wire, skip, false);
+            if (!event) continue;
+            if (event.type === "created") await this.#identify(event.jobId);
+            yield [event];
           }
-          if (batched) out.push(event);
-          else yield [event];
+          if (wire.cursor !== undefined) position.last = wire.cursor;
+          crossing = this.#spend?.crossing();
         }
-        if (wire.cursor !== undefined) last = wire.cursor;
-        const crossing = this.#spend?.crossing();
         if (crossing) {
           if (out.length > 0) yield out;
           out = [];
@@ -655,21 +693,57 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     } catch (error) {
       // Numbered events go out before the failure: no seq is skipped.
       if (out.length > 0) yield out;
-      throw new Dropped(error, last);
+      throw new Dropped(error, position.last);
     }
     if (out.length > 0) yield out;
-    return last;
+    return position.last;
+  }
+
+  /**
+   * The batched path of `#connection`: maps `wire` and the rest of its network read onto
+   * `out`, with no async step (a plain loop, so it is optimized early in a run, where a loop
+   * inside an async generator is not). Stops after the terminal event, or after an event
+   * that crosses the spend cap (returned), with `position.last` at the last wire event mapped.
+   */
+  #mapRead(
+    wire: WireEvent,
+    stream: OpenStream,
+    out: ResearchEvent[],
+    position: ReadPosition,
+    bare: boolean,
+  ): CapCrossing | undefined {
+    const signal = this.#controller.signal;
+    for (let next: WireEvent | undefined = wire; next; ) {
+      if (signal.aborted) throw signal.reason;
+      const mapped = this.#mapWire(next);
+      const skip = this.#suppressedCount(next, mapped.length);
+      for (let i = 0; i < mapped.length; i++) {
+        const event = this.#emit(mapped, i, next, skip, bare);
+        if (!event) continue;
+        if (event.type === "created") position.binding = this.#identify(event.jobId);
+        out.push(event);
+      }
+      if (next.cursor !== undefined) position.last = next.cursor;
+      const crossing = this.#spend?.crossing();
+      if (crossing || this.#terminal || position.binding) return crossing;
+      next = stream.take();
+    }
+    return undefined;
   }
 
   /** The job has its id: bind its ref (hashing is async), then let `id`, `toRef()` and `created()` see it. */
   #identify(jobId: string): Promise<void> | undefined {
     const binding = this.#init.bind?.(jobId);
-    if (binding instanceof Promise) return binding.then((bound) => this.#identified(jobId, bound));
+    if (binding instanceof Promise) {
+      this.#identifying = true;
+      return binding.then((bound) => this.#identified(jobId, bound));
+    }
     this.#identified(jobId, binding);
     return undefined;
   }
 
   #identified(jobId: string, binding: RefBinding | undefined): void {
+    this.#identifying = false;
     this.#binding = binding;
     this.#id = jobId;
     this.#onId?.(jobId);

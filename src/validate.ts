@@ -10,6 +10,7 @@ import {
 import type { ProviderName } from "./events.js";
 import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "./provider.js";
 import { type ParsedRequest, type RequestOption, ResearchRequest } from "./request.js";
+import { UNCOMPILED } from "./transport/fast-json.js";
 
 /** One hour, the default local deadline of a job. */
 export const DEFAULT_TIMEOUT_MS = 3_600_000;
@@ -83,7 +84,7 @@ export function resolveRequest(
     contextFor: (provider: ProviderName) => Pick<ProviderContext, "settings" | "extras">;
   },
 ): ResolvedRequest {
-  const parsed = ResearchRequest.safeParse(input);
+  const parsed = ResearchRequest.safeParse(input, UNCOMPILED);
   if (!parsed.success) {
     throw new InvalidRequestError(`Invalid research request: ${describeIssues(parsed.error)}.`);
   }

@@ -12,6 +12,7 @@ import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.j
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { TextBuffer } from "../../src/text-buffer.js";
 import { TextFingerprint } from "../../src/text-fingerprint.js";
+import { PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../src/transport/fast-json.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import { resultEvents, toolNames, trailOf } from "./trail.js";
@@ -41,7 +42,31 @@ export type LocalEvent =
   | { kind: "snapshot"; error?: WireError | undefined };
 
 /** `standIn`: the cursor is Sonde's stand-in for a missing `event_id` (see session.ts). */
-export type GeminiWire = WireEvent & { snapshot?: boolean; local?: LocalEvent; standIn?: boolean };
+/** A plain text delta read from its `data:` text by `matchStepText`, not JSON.parse. */
+export interface StepText {
+  index: number;
+  text: string;
+  eventId: string;
+}
+
+export type GeminiWire = WireEvent & {
+  snapshot?: boolean;
+  local?: LocalEvent;
+  standIn?: boolean;
+  event?: StepText;
+};
+
+/** A `step.delta` of plain text in the key order real streams send (WIRE.md; see src/transport/fast-json.ts). */
+const STEP_TEXT = new RegExp(
+  `^\\{"index":(${UINT}),"delta":\\{"text":"${STRING}","type":"text"\\},"event_id":"(${PLAIN})","event_type":"step\\.delta"\\}$`,
+);
+
+/** A plain text `step.delta` with an event id, read without JSON.parse; undefined for anything else. */
+export function matchStepText(data: string): StepText | undefined {
+  const match = STEP_TEXT.exec(data);
+  if (!match || match[4] === "") return undefined;
+  return { index: Number(match[1]), text: stringValue(match[2], match[3]), eventId: match[4]! };
+}
 
 interface StepState {
   type: string;
@@ -181,18 +206,25 @@ export class GeminiMapper {
    * waiting annotation): the general path maps it.
    */
   #textDelta(wire: GeminiWire): MappedEvent[] | undefined {
-    const data = wire.data as {
-      event_type?: unknown;
-      index?: unknown;
-      delta?: unknown;
-      metadata?: unknown;
-    } | null;
-    if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null) return;
-    const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
-    if (delta?.type !== "text" || typeof delta.text !== "string") return;
-    const text = delta.text;
+    let index: number;
+    let text: string;
+    if (wire.event) ({ index, text } = wire.event);
+    else {
+      const data = wire.data as {
+        event_type?: unknown;
+        index?: unknown;
+        delta?: unknown;
+        metadata?: unknown;
+      } | null;
+      if (data?.event_type !== "step.delta" || typeof data.index !== "number" || data.metadata != null)
+        return;
+      const delta = data.delta as { type?: unknown; text?: unknown } | null | undefined;
+      if (delta?.type !== "text" || typeof delta.text !== "string") return;
+      index = data.index;
+      text = delta.text;
+    }
     if (!text) return [];
-    const state = this.#step(data.index, "model_output");
+    const state = this.#step(index, "model_output");
     if (state.pending.length) return;
     state.base ??= this.#report.length;
     state.text.append(text);
@@ -208,7 +240,7 @@ export class GeminiMapper {
   }
 
   #mapEvent(data: unknown, batch: Batch): void {
-    const parsed = WireEventSchema.safeParse(data);
+    const parsed = WireEventSchema.safeParse(data, UNCOMPILED);
     if (!parsed.success) {
       this.#options.logger.debug("gemini: ignoring an event that is not an interaction event", {
         issues: parsed.error.issues.length,
@@ -259,7 +291,7 @@ export class GeminiMapper {
   }
 
   #mapLocal(local: LocalEvent, data: unknown, batch: Batch): void {
-    const interaction = WireInteraction.safeParse(data).data ?? {};
+    const interaction = WireInteraction.safeParse(data, UNCOMPILED).data ?? {};
     if (local.kind === "poll") {
       // A heartbeat per poll (ARCHITECTURE.md, "The flow of one job"): the job is alive while no stream is open.
       if (interaction.status && !isTerminalStatus(interaction.status))

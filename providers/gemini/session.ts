@@ -11,11 +11,12 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
+import { LazyWire } from "../../src/transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
-import { GeminiMapper, type GeminiWire } from "./map.js";
+import { GeminiMapper, type GeminiWire, matchStepText, type StepText } from "./map.js";
 import type { CreateInteractionBody } from "./request.js";
 import { isTerminalStatus, WireError, WireInteraction } from "./wire.js";
 
@@ -230,6 +231,14 @@ export class GeminiSession implements EngineSession {
     })) {
       const batch: GeminiWire[] = [];
       for (const message of messages) {
+        // Nearly every event: a text delta, read without building its payload.
+        const step = matchStepText(message.data);
+        if (step) {
+          anchor = step.eventId;
+          sinceAnchor = 0;
+          batch.push(new LazyWire<StepText>(step.eventId, message.data, step));
+          continue;
+        }
         const data = parseData(message, "gemini");
         if (data === undefined) {
           if (message.data.trim() === "[DONE]") {

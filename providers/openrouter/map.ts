@@ -8,10 +8,10 @@
 import type { JobStatus } from "../../src/events.js";
 import { decodeChunk, reasoningOf, urlCitationsOf } from "../../src/protocols/chat-completions/chunks.js";
 import { streamErrorOf } from "../../src/protocols/chat-completions/errors.js";
-import { DONE } from "../../src/protocols/chat-completions/stream.js";
+import { type ChunkWire, DONE } from "../../src/protocols/chat-completions/stream.js";
 import { chatTokensOf } from "../../src/protocols/chat-completions/usage.js";
 import type { Chunk, Delta } from "../../src/protocols/chat-completions/wire.js";
-import type { Logger, MappedEvent, WireEvent } from "../../src/provider.js";
+import type { Logger, MappedEvent } from "../../src/provider.js";
 import { CitationTracker } from "./citations.js";
 import { ReceivedTally } from "./estimate.js";
 import { ThinkSplitter } from "./think.js";
@@ -89,10 +89,12 @@ export class ChunkMapper {
     return this.#jobId;
   }
 
-  map(wire: WireEvent): MappedEvent[] {
+  map(wire: ChunkWire): MappedEvent[] {
     this.#visible = undefined;
     const events = this.#map(wire);
-    if (!this.#options.includeThinking && events.length) {
+    // A fast-read content chunk has no reasoning field: only inline thinking would need stripping.
+    const plain = wire.event !== undefined && this.#visible === undefined;
+    if (!this.#options.includeThinking && events.length && !plain) {
       // Hidden reasoning is not kept even inside the raw payloads the events carry.
       const raw = withoutReasoning(wire.data, this.#visible);
       if (raw !== wire.data) for (const event of events) event.rawEvent = raw;
@@ -100,9 +102,13 @@ export class ChunkMapper {
     return events;
   }
 
-  #map(wire: WireEvent): MappedEvent[] {
+  #map(wire: ChunkWire): MappedEvent[] {
     if (this.#terminal) return [];
     const events: MappedEvent[] = [];
+    if (wire.event !== undefined && this.#jobId !== undefined) {
+      this.#text(wire.event, events);
+      return events;
+    }
     if (wire.data === DONE) {
       this.#flush(events);
       this.#end(events);

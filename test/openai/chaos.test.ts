@@ -247,6 +247,39 @@ describe("chaos: cut connections resume to the same report", () => {
   });
 });
 
+describe("result() alone counts text without building events: the same ref and result as an iterated job", () => {
+  // Cut, then the server stays down: the job ends interrupted, and its ref is where an app resumes.
+  const cutThenDown =
+    (at: number) =>
+    (_: RecordedRequest, index: number): Step =>
+      index === 0
+        ? { kind: "stream", cutAt: at }
+        : { kind: "status", status: 503, body: JSON.parse(fixture("http/server-error.500.json")) };
+  const oneTry = () => clientFor({ retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 } });
+
+  it.each([
+    { why: "in the text", at: transcript.ends[1500]! + 13 },
+    { why: "on an event boundary", at: transcript.ends[2100]! },
+    { why: "late in the text", at: transcript.ends.at(-4)! + 40 },
+  ])("cut $why: ref, partial result and what an attach delivers", async ({ at }) => {
+    newRun(cutThenDown(at));
+    const iterated = start(oneTry());
+    const seen = await collect(iterated);
+    const iteratedError = (await iterated.result().catch((e: unknown) => e)) as { partial: unknown };
+
+    newRun(cutThenDown(at));
+    const alone = start(oneTry());
+    const error = (await alone.result().catch((e: unknown) => e)) as { partial: unknown };
+    expect(error.partial).toEqual(iteratedError.partial);
+    const ref = alone.toRef();
+    expect(ref).toEqual(iterated.toRef());
+
+    newRun(() => ({ kind: "stream" }));
+    const after = await collect(clientFor().research.attach(JSON.parse(JSON.stringify(ref)) as JobRef));
+    expect(strip([...seen.slice(0, -2), ...after])).toEqual(strip(baseline.events));
+  });
+});
+
 describe("falling back to polling", () => {
   const tooOld = () => ({
     kind: "status" as const,

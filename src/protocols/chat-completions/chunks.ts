@@ -4,6 +4,7 @@
  * copy); every other chunk goes through the `Chunk` schema; what the schema cannot read
  * is `unrecognized` (logged and skipped by the caller, never fatal).
  */
+import { CHARS, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { Annotation, Chunk, type Delta, ReasoningDetail, type UrlCitation } from "./wire.js";
 
 export type DecodedChunk =
@@ -38,11 +39,29 @@ export function plainContent(data: unknown): string | undefined {
   return delta.content;
 }
 
+/**
+ * A plain content chunk in the key order OpenAI-compatible servers send (OpenRouter's
+ * `provider` and `native_finish_reason` optional), each key at most once: nothing but
+ * content, as `plainContent` means it (see src/transport/fast-json.ts).
+ */
+const CONTENT_CHUNK = new RegExp(
+  `^\\{"id":"${CHARS}"(?:,"provider":"${CHARS}")?,"model":"${CHARS}","object":"chat\\.completion\\.chunk",` +
+    `"created":${UINT}(?:,"system_fingerprint":(?:null|"${CHARS}"))?,"choices":\\[\\{"index":${UINT},` +
+    `"delta":\\{(?:"role":"assistant",)?"content":"${STRING}"\\},"finish_reason":null` +
+    `(?:,"native_finish_reason":null)?(?:,"logprobs":null)?\\}\\]\\}$`,
+);
+
+/** The content of a plain content chunk read from its `data:` text, without JSON.parse; undefined for any other. */
+export function matchContent(data: string): string | undefined {
+  const match = CONTENT_CHUNK.exec(data);
+  return match ? stringValue(match[1], match[2]) : undefined;
+}
+
 /** `plain: false` reads every chunk through the schema (the first chunk's id matters). */
 export function decodeChunk(data: unknown, plain = true): DecodedChunk {
   const text = plain ? plainContent(data) : undefined;
   if (text !== undefined) return { kind: "content", text };
-  const parsed = Chunk.safeParse(data);
+  const parsed = Chunk.safeParse(data, UNCOMPILED);
   return parsed.success
     ? { kind: "chunk", chunk: parsed.data }
     : { kind: "unrecognized", issue: parsed.error.message };
@@ -52,7 +71,7 @@ export function decodeChunk(data: unknown, plain = true): DecodedChunk {
 export function urlCitationsOf(delta: Delta): UrlCitation[] {
   const out: UrlCitation[] = [];
   for (const raw of delta.annotations ?? []) {
-    const annotation = Annotation.safeParse(raw);
+    const annotation = Annotation.safeParse(raw, UNCOMPILED);
     if (annotation.success && annotation.data.type === "url_citation" && annotation.data.url_citation)
       out.push(annotation.data.url_citation);
   }
@@ -67,7 +86,7 @@ export function reasoningOf(delta: Delta): string {
   let text = "";
   let structured = false;
   for (const raw of delta.reasoning_details ?? []) {
-    const detail = ReasoningDetail.safeParse(raw);
+    const detail = ReasoningDetail.safeParse(raw, UNCOMPILED);
     if (!detail.success) continue;
     if (detail.data.type === "reasoning.text" && detail.data.text) text += detail.data.text;
     else if (detail.data.type === "reasoning.summary" && detail.data.summary) text += detail.data.summary;

@@ -5,7 +5,12 @@
  */
 import type { ProviderName } from "../../events.js";
 import type { WireEvent } from "../../provider.js";
+import { LazyWire } from "../../transport/fast-json.js";
 import { parseData, readSseBatches } from "../../transport/sse.js";
+import { matchContent } from "./chunks.js";
+
+/** A chunk whose content a fast path read (`event`, see `matchContent`); its `data` is parsed only if read. */
+export type ChunkWire = WireEvent & { event?: string };
 
 /** What the stream yields for the `data: [DONE]` line: the end of a complete stream. */
 export const DONE = "[DONE]";
@@ -24,10 +29,16 @@ export interface ChunkStreamOptions {
 export async function* chunkBatches(
   response: Response,
   options: ChunkStreamOptions,
-): AsyncGenerator<WireEvent[]> {
+): AsyncGenerator<ChunkWire[]> {
   for await (const messages of readSseBatches(response, options)) {
-    const batch: WireEvent[] = [];
+    const batch: ChunkWire[] = [];
     for (const message of messages) {
+      // Nearly every chunk: plain content, read without building its payload.
+      const content = matchContent(message.data);
+      if (content !== undefined) {
+        batch.push(new LazyWire<string>(undefined, message.data, content));
+        continue;
+      }
       let data: unknown;
       try {
         data = parseData(message, options.provider);

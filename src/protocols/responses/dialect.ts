@@ -19,7 +19,7 @@ import type { WireItem, WireUsage } from "./wire.js";
  * the report is never rescanned, and the scanner keeps no copy of it.
  */
 export interface InlineCitations {
-  scan(appended: string, sources: SourceIndex, final: boolean): Citation[];
+  scan(appended: string, sources: SourceIndex, final: boolean): readonly Citation[];
 }
 
 /** How a provider's Responses traffic differs from the protocol's common reading. */

@@ -6,6 +6,7 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
+import { CHARS, LazyWire, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -130,8 +131,38 @@ export function decodeStreamEvent(data: unknown): StreamEvent | undefined {
   } else if (type === "response.reasoning_summary_text.delta") {
     if (isDelta(record, "summary_index")) return record as unknown as SummaryDelta;
   } else if (Object.hasOwn(schemas, type)) {
-    const parsed = schemas[type as keyof Schemas].safeParse(record);
+    const parsed = schemas[type as keyof Schemas].safeParse(record, UNCOMPILED);
     if (parsed.success) return { ...parsed.data, type } as StreamEvent;
   }
   return { type: "unknown", wireType: type, sequence_number: sequence };
+}
+
+/**
+ * A plain `response.output_text.delta` as real streams send it (OpenAI, and Perplexity with
+ * no `logprobs` or `obfuscation`): `sequence_number` after `type` or last (both: the last
+ * wins, as in JSON.parse).
+ */
+const TEXT_DELTA = new RegExp(
+  `^\\{"type":"response\\.output_text\\.delta"(?:,"sequence_number":(${UINT}))?,"item_id":"(${PLAIN})",` +
+    `"output_index":${UINT},"content_index":(${UINT}),"delta":"${STRING}"` +
+    `(?:,"logprobs":\\[\\])?(?:,"obfuscation":"${CHARS}")?(?:,"sequence_number":(${UINT}))?\\}$`,
+);
+
+/**
+ * A plain text delta read from its `data:` text (see fast-json.ts), as the wire event the
+ * session hands on (its cursor: the `sequence_number` digits as sent, which are what
+ * `String(sequence_number)` gives for them); undefined for anything else.
+ */
+export function matchTextDelta(text: string): LazyWire<TextDelta> | undefined {
+  const match = TEXT_DELTA.exec(text);
+  if (!match) return undefined;
+  const sequence = match[6] ?? match[1];
+  const event: TextDelta = {
+    type: "response.output_text.delta",
+    sequence_number: sequence === undefined ? undefined : Number(sequence),
+    item_id: match[2],
+    content_index: Number(match[3]),
+    delta: stringValue(match[4], match[5]),
+  };
+  return new LazyWire(sequence, text, event);
 }

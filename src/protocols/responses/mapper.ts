@@ -6,6 +6,7 @@
  */
 import { isTerminal, type JobStatus, type ResearchPhase } from "../../events.js";
 import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import type { ResponsesDialect } from "./dialect.js";
 import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
 import { ReasoningTrace } from "./reasoning-trace.js";
@@ -156,7 +157,12 @@ export class ResponseMapper {
         if (event.type === "citation") citations++;
         if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
       }
-      this.#lastBatch = { cursor: wire.cursor, text, citations, trail };
+      this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
+      const last = this.#lastBatch;
+      last.cursor = wire.cursor;
+      last.text = text;
+      last.citations = citations;
+      last.trail = trail;
     }
     return events;
   }
@@ -168,7 +174,7 @@ export class ResponseMapper {
       return this.#text.delivered(data as unknown as DeliveredPrefix);
     // A polled Response object (stream events all have a `type`; Responses have none).
     if (data && (data.object === "response" || (data.type === undefined && typeof data.id === "string"))) {
-      const response = WireResponse.safeParse(data);
+      const response = WireResponse.safeParse(data, UNCOMPILED);
       if (response.success) return this.#snapshot(response.data);
       this.#options.logger.debug(`${this.#dialect.provider}: unreadable response snapshot ignored`, {
         issues: response.error.message,

@@ -88,7 +88,7 @@ export class StreamedReport {
     const key = `${event.item_id}:${contentIndex}`;
     let part = this.#parts.get(key);
     if (!part) {
-      part = new TextPart(this.#streamed.length);
+      part = new TextPart(this.#streamed.length, this.#inline === undefined);
       this.#parts.set(key, part);
     }
     this.#last = { itemId: event.item_id, contentIndex, part };

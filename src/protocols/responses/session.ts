@@ -17,9 +17,9 @@ import type {
 import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
-import { parseData, readSseBatches } from "../../transport/sse.js";
+import { type EventSourceMessage, parseData, readSseBatches } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { decodeStreamEvent, responseOf } from "./events.js";
+import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
 import { isTerminalWireStatus, terminalEventTypes } from "./status.js";
 import { WireResponse } from "./wire.js";
@@ -288,34 +288,10 @@ export class ResponsesSession implements EngineSession {
       idleTimeoutMs: this.#context.idleTimeoutMs,
       signal,
     })) {
-      const batch: WireEvent[] = [];
-      for (const message of messages) {
-        let data: unknown;
-        try {
-          data = parseData(message, this.#provider);
-        } catch (error) {
-          if (batch.length > 0) yield batch; // what arrived before the malformed event
-          throw error;
-        }
-        // Decoded once, here: the mapper receives the typed event.
-        const event = decodeStreamEvent(data);
-        if (!event) continue; // `[DONE]` or an empty data line
-        if (this.#jobId === undefined) this.#jobId = responseOf(event)?.id;
-        const sequence = event.sequence_number;
-        const wire: DecodedWireEvent = {
-          cursor: typeof sequence === "number" ? String(sequence) : undefined,
-          data,
-          event,
-        };
-        batch.push(wire);
-        // The core stops pulling after a terminal event; reaching here means more may come.
-        const type = event.type === "unknown" ? event.wireType : event.type;
-        if (terminalEventTypes.has(type)) {
-          yield batch;
-          return;
-        }
-      }
-      if (batch.length > 0) yield batch;
+      const read = this.#decode(messages);
+      if (read.batch.length > 0) yield read.batch; // with a malformed event: what arrived before it
+      if (read.error !== undefined) throw read.error;
+      if (read.ended) return; // the core stops pulling after a terminal event
     }
     // A clean end without a terminal event is not success: the core resumes, and we poll after a few.
     this.#earlyEnds++;
@@ -323,6 +299,42 @@ export class ResponsesSession implements EngineSession {
       jobId: this.jobId,
       earlyEnds: this.#earlyEnds,
     });
+  }
+
+  /**
+   * One read's messages as wire events, decoded once (the mapper receives typed events), in
+   * a plain loop: optimized early in a run, where a loop inside the async generator is not.
+   * Stops after a terminal event (`ended`) or at a malformed one (`error`, after the rest).
+   */
+  #decode(messages: readonly EventSourceMessage[]): { batch: WireEvent[]; ended: boolean; error?: unknown } {
+    const batch: WireEvent[] = [];
+    for (const message of messages) {
+      // Nearly every event: a text delta, read without building its payload (fast-json.ts).
+      const delta = matchTextDelta(message.data);
+      if (delta) {
+        batch.push(delta);
+        continue;
+      }
+      let data: unknown;
+      try {
+        data = parseData(message, this.#provider);
+      } catch (error) {
+        return { batch, ended: false, error };
+      }
+      const event = decodeStreamEvent(data);
+      if (!event) continue; // `[DONE]` or an empty data line
+      if (this.#jobId === undefined) this.#jobId = responseOf(event)?.id;
+      const sequence = event.sequence_number;
+      const wire: DecodedWireEvent = {
+        cursor: typeof sequence === "number" ? String(sequence) : undefined,
+        data,
+        event,
+      };
+      batch.push(wire);
+      const type = event.type === "unknown" ? event.wireType : event.type;
+      if (terminalEventTypes.has(type)) return { batch, ended: true };
+    }
+    return { batch, ended: false };
   }
 
   async *#poll(signal: AbortSignal, immediate: boolean): AsyncGenerator<WireEvent> {

@@ -24,9 +24,15 @@ import {
  * annotations waiting for their text.
  */
 export class TextPart {
-  #text = new TextBuffer("codePoints");
+  readonly #text: TextBuffer;
   readonly pending: WireAnnotation[] = [];
-  constructor(readonly start: number) {}
+  /** `annotated`: annotations index into the part (else, for inline citations, no code points are counted). */
+  constructor(
+    readonly start: number,
+    annotated = true,
+  ) {
+    this.#text = new TextBuffer(annotated ? "codePoints" : undefined);
+  }
 
   /** UTF-16 length of the part's text. */
   get length(): number {
@@ -129,6 +135,6 @@ export function reportOf(response: WireResponse, dialect: ResponsesDialect): Fin
     }
   }
   const inline: InlineCitations | undefined = dialect.inlineCitations?.();
-  const citations = inline ? inline.scan(text, sources, true) : annotated;
+  const citations = inline ? [...inline.scan(text, sources, true)] : annotated;
   return { text, citations, searchIds, fetches, sources };
 }

@@ -5,6 +5,7 @@
  * Stream events are in events.ts.
  */
 import { z } from "zod";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 
 const str = z.string().nullish();
 const int = z.number().nullish();
@@ -112,7 +113,7 @@ export const WireErrorBody = z.looseObject({
 });
 
 export function parseItem(value: unknown): WireItem | undefined {
-  const parsed = WireItem.safeParse(value);
+  const parsed = WireItem.safeParse(value, UNCOMPILED);
   return parsed.success ? parsed.data : undefined;
 }
 
@@ -121,7 +122,7 @@ export function searchResultsOf(value: unknown): WireSearchResult[] {
   if (!Array.isArray(value)) return [];
   const out: WireSearchResult[] = [];
   for (const raw of value) {
-    const parsed = WireSearchResult.safeParse(raw);
+    const parsed = WireSearchResult.safeParse(raw, UNCOMPILED);
     if (parsed.success) out.push(parsed.data);
   }
   return out;
@@ -131,7 +132,7 @@ export function searchResultsOf(value: unknown): WireSearchResult[] {
 export function fetchedPagesOf(value: unknown): z.infer<typeof WireFetchedPage>[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((raw) => {
-    const parsed = WireFetchedPage.safeParse(raw);
+    const parsed = WireFetchedPage.safeParse(raw, UNCOMPILED);
     return parsed.success ? [parsed.data] : [];
   });
 }
