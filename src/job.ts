@@ -651,8 +651,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     batched: boolean,
   ): AsyncGenerator<ResearchEvent[], string | undefined> {
     const signal = this.#controller.signal;
-    // result() alone, with no observer or spend cap reading events: text is only counted.
-    const bare = batched && this.#observer === undefined && this.#spend === undefined;
+    const bare = batched && this.#unwatched();
     let out: ResearchEvent[] = [];
     const position: ReadPosition = { last: cursor };
     try {
@@ -697,6 +696,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     if (out.length > 0) yield out;
     return position.last;
+  }
+
+  /** No observer or spend cap reads the events (with result() alone, nobody does). */
+  #unwatched(): boolean {
+    return this.#observer === undefined && this.#spend === undefined;
   }
 
   /**
@@ -790,7 +794,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
       let opened = false;
       while (!this.#terminal) {
-        const stream = await this.#open(cursor, signal);
+        const stream = await this.#open(cursor, signal, batched && this.#unwatched());
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
         try {
@@ -966,14 +970,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * event, so that a connection that fails before making progress consumes a retry and
    * one that made progress starts a fresh budget.
    */
-  async #open(cursor: string | undefined, signal: AbortSignal): Promise<OpenStream> {
+  async #open(cursor: string | undefined, signal: AbortSignal, unread: boolean): Promise<OpenStream> {
     const session = this.#session;
     // The pre-job 429 rules, loaded with the first 429 (a cold path).
     let rateLimit: SubmitRateLimit | undefined;
     const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
-        const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        const iterator = session.connect({ cursor, signal, unread })[Symbol.asyncIterator]();
         const puller = abortablePuller(iterator, signal);
         // With no pull in flight, return() settles at once: awaiting it releases the
         // connection (the body is cancelled) before the job settles, so a caller tearing

@@ -117,6 +117,8 @@ export class GeminiSession implements EngineSession {
   #polling = false;
   #stalls = 0;
   #pastRef = false;
+  /** Nothing reads this connection's payloads: text deltas are read without JSON.parse. */
+  #unread = false;
   /** The last real `event_id` mapped: where a resumed stream continues. */
   #lastEventId: string | undefined;
   /** Cursor of the streamed event that ended the job (a final snapshot has none). */
@@ -138,7 +140,8 @@ export class GeminiSession implements EngineSession {
     return this.#jobId;
   }
 
-  connect({ cursor, signal }: ConnectOptions): AsyncIterable<GeminiWire | GeminiWire[]> {
+  connect({ cursor, signal, unread }: ConnectOptions): AsyncIterable<GeminiWire | GeminiWire[]> {
+    this.#unread = unread === true;
     return this.#jobId === undefined ? this.#submit(signal) : this.#follow(cursor, signal);
   }
 
@@ -231,8 +234,8 @@ export class GeminiSession implements EngineSession {
     })) {
       const batch: GeminiWire[] = [];
       for (const message of messages) {
-        // Nearly every event: a text delta, read without building its payload.
-        const step = matchStepText(message.data);
+        // Nearly every event: a text delta, read without building its payload when nothing will read it.
+        const step = this.#unread ? matchStepText(message.data) : undefined;
         if (step) {
           anchor = step.eventId;
           sinceAnchor = 0;

@@ -19,6 +19,8 @@ export interface ChunkStreamOptions {
   provider: ProviderName;
   idleTimeoutMs: number;
   signal: AbortSignal;
+  /** Nothing reads the payloads (see `ConnectOptions.unread`): content chunks skip JSON.parse. */
+  unread?: boolean;
 }
 
 /**
@@ -33,8 +35,8 @@ export async function* chunkBatches(
   for await (const messages of readSseBatches(response, options)) {
     const batch: ChunkWire[] = [];
     for (const message of messages) {
-      // Nearly every chunk: plain content, read without building its payload.
-      const content = matchContent(message.data);
+      // Nearly every chunk: plain content, read without building its payload when nothing will read it.
+      const content = options.unread ? matchContent(message.data) : undefined;
       if (content !== undefined) {
         batch.push(new LazyWire<string>(undefined, message.data, content));
         continue;
