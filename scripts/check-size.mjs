@@ -10,10 +10,10 @@ import { resolve } from "node:path";
 //    failed call, the pre-job 429 rules, the spend meter and cap handling (jobs with a
 //    cap), and the ref tag's hashing (when a keyed job starts, in parallel with its
 //    submission), what a failed submission means, a Responses cancel (its polling and
-//    outcomes). Gemini, OpenRouter and hosted meet the goal; OpenAI (~30.4 KB) and Perplexity
-//    (~31.2 KB: the Responses protocol plus its own citation markers, usage and trail
+//    outcomes). Gemini, OpenRouter and hosted meet the goal; OpenAI (~30.7 KB) and Perplexity
+//    (~31.4 KB: the Responses protocol plus its own citation markers, usage and trail
 //    readings) are held just above what they measure (29.3 and 29.9 before main's new error
-//    hints and the fast text-delta path). Or
+//    hints, polling warnings and the fast text-delta path). Or
 //  - such a bundle loads one of those cold paths up front (COLD), or
 //  - such a bundle holds another engine's catalog entries (the catalog is data), or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
@@ -24,7 +24,7 @@ import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
 /** KB min+gz per engine: the goal where it is met, else just above today's figure. */
-const BUDGET_KB = { openai: 30.7, gemini: 30, openrouter: 30, perplexity: 31.5, hosted: 30 };
+const BUDGET_KB = { openai: 31, gemini: 30, openrouter: 30, perplexity: 31.7, hosted: 30 };
 const GOAL_KB = 30;
 /** Cold paths that load on first use (a lazy `import()` each): none may be in what loads up front. */
 const COLD = [

@@ -47,6 +47,11 @@ function nearest(key: string, known: readonly string[]): string | undefined {
 
 /** Throws `InvalidRequestError` naming the first unknown key and the nearest valid one. */
 export function checkOptionKeys(options: object): void {
+  // Used deep inside every job: a non-function (a Date for `clock`) must fail here, not there.
+  const given = options as Record<string, unknown>;
+  for (const key of ["fetch", "clock"])
+    if (given[key] !== undefined && typeof given[key] !== "function")
+      throw new InvalidRequestError(`Client option "${key}" must be a function.`);
   const sections: [string, unknown][] = [["", options], ...Object.entries(options)];
   for (const [section, value] of sections) {
     const known = optionKeys[section];

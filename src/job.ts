@@ -177,7 +177,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #usage: Usage = emptyUsage;
   #consumed = false;
   // The observer hears `end` once, whichever path ends the job object first.
-  #endSignalled = false;
+  #endSent = false;
   #started = false;
   #terminal = false;
   /** The job itself is over: the provider reported a terminal status, or a cancel was confirmed. */
@@ -329,7 +329,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         }
       };
       this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
-      this.#controller.signal.addEventListener("abort", () => this.#abortedUnread(), { once: true });
+      this.#controller.signal.addEventListener("abort", () => this.#unreadAbort(), { once: true });
     }
     const ended = this.#result.then(
       () => Promise.reject(new JobNotCreatedError()),
@@ -343,7 +343,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * `created` and would never see it, so the job object ends here, its observer's span too.
    * A later `for await` or result() meets the same abort error.
    */
-  #abortedUnread(): void {
+  #unreadAbort(): void {
     const reason = this.#controller.signal.reason;
     if (this.#consumed || !JobAbortedError.isInstance(reason)) return;
     this.#settle.reject(reason);
@@ -353,18 +353,22 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
   async *#events(): AsyncGenerator<ResearchEvent> {
     const early = this.#early;
-    if (!early) {
-      for await (const events of this.#drive()) for (const event of events) yield event;
-      return;
-    }
     try {
+      if (!early) {
+        for await (const events of this.#drive()) for (const event of events) yield event;
+        return;
+      }
       const failure = await early.pulled;
       yield* early.events.splice(0);
       if (failure !== undefined) throw failure;
       for await (const events of early.source) for (const event of events) yield event;
+    } catch (error) {
+      // #drive settles the result itself; a throw it did not expect must not leave it pending.
+      this.#settle.reject(error);
+      throw error;
     } finally {
       // A consumer that stops inside the early events still closes the drive.
-      await early.source.return(undefined);
+      await early?.source.return(undefined);
     }
   }
 
@@ -448,8 +452,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // network read's events go out as one array.
       if (this.#early) for await (const _ of this.#events());
       else for await (const _ of this.#drive(true));
-    } catch {
-      // #drive settles the result promise itself.
+    } catch (error) {
+      // #drive settles the result itself; a throw it did not expect must not leave it pending.
+      this.#settle.reject(error);
     }
   }
 
@@ -950,8 +955,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   #ended(status: JobStatus | "aborted", error?: Error): void {
-    if (this.#endSignalled) return;
-    this.#endSignalled = true;
+    if (this.#endSent) return;
+    this.#endSent = true;
     this.#watch();
     notify(this.#observer, { type: "end", status, usage: this.#usage, ...(error && { error }) });
   }

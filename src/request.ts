@@ -44,7 +44,7 @@ export const ResearchRequest = z.strictObject({
   /** Research as of this date (ISO date); engines are told to treat it as "today". */
   asOf: z
     .union([z.iso.date(), z.iso.datetime({ offset: true })], {
-      error: "asOf must be an ISO date (2026-06-30) or a date-time with its offset (2026-06-30T12:00:00Z)",
+      error: "asOf takes an ISO date (2026-06-30) or date-time with offset (2026-06-30T12:00:00Z)",
     })
     .optional(),
   /** Desired form of the report, e.g. "a one-page brief with a comparison table". */

@@ -320,12 +320,12 @@ export class ResearchNamespace {
     if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}" of the ${info.provider} engine, but provider "${ref.provider}": it was edited. Pass the object job.toRef() returned.`,
+        `The ref's model "${ref.model}" is not ${ref.provider}'s: the ref was edited. Pass the object job.toRef() returned.`,
       );
     if (!info)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know: a ref from a newer Sonde needs that version, else pass the object job.toRef() returned.`,
+        `The ref names model "${ref.model}", which this Sonde's catalog does not know (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
       );
     return info;
   }

@@ -154,14 +154,14 @@ function described(crossing: CapCrossing): string {
 }
 
 /**
- * The `cost-cap` gap of a job that completed above its cap: the cost was only known at the
- * end (`final`), or the provider finished before Sonde's cancel reached it (`finished-first`).
+ * The `cost-cap` gap of a job that completed above its cap: the figures that came with its
+ * end crossed it (`final`), or the provider finished before Sonde's cancel reached it (`finished-first`).
  * The report is whole; the gap says the money went past the cap, so it is never only a log line.
  */
 export function aboveCapGap(crossing: CapCrossing, why: "final" | "finished-first"): Gap {
   const how =
     why === "final"
-      ? "this engine reports the cost only when the job has finished, so there was nothing left to stop"
+      ? "the figures that came with the job's end put it past the cap, so there was nothing left to stop"
       : "the provider finished the job before Sonde's cancel reached it";
   return {
     kind: "cost-cap",

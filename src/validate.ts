@@ -39,6 +39,11 @@ function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustmen
     notes.push(
       `the provider holds about $${hold.toFixed(2)} when it accepts a job on ${info.id}, above the cap: expect Sonde to cancel the job as soon as the hold is reported`,
     );
+  const { inputPerM, outputPerM, verified } = info.pricing;
+  if (inputPerM === 0 && outputPerM === 0 && !verified)
+    notes.push(
+      `no catalog price for ${info.id}: the cap sees only charges its endpoint reports (usage.cost)`,
+    );
   if (!info.capabilities.cancel)
     notes.push(
       `${info.id} cannot be cancelled server-side: at the cap Sonde closes the connection, but billing may continue`,
@@ -56,11 +61,17 @@ export function describeIssues(error: z.ZodError): string {
     .join("; ");
 }
 
+const providerNames = ["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const;
+
+/** What to do about an option this engine refuses: drop it, or the engines of this client that take it. */
+function takenBy(key: RequestOption, adapterFor: (provider: ProviderName) => ResearchAdapter | undefined) {
+  const engines = providerNames.filter((name) => adapterFor(name)?.supports.includes(key));
+  return ` Drop it, or use an engine that takes it: ${engines.join(", ")}.`;
+}
+
 function providerOf(model: string): ProviderName | undefined {
   const name = model.slice(0, model.indexOf(":"));
-  return (["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const).find(
-    (p) => p === name,
-  );
+  return providerNames.find((p) => p === name);
 }
 
 function engineMissing(provider: ProviderName): UnsupportedOptionError {
@@ -117,7 +128,7 @@ export function resolveRequest(
       ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".${key === "budget" ? " Only budget.maxCostUSD (a spend cap) is accepted by every engine." : ""}`
       : key === "idempotencyKey"
         ? " Only the portable engine (portable:<chat>/<model>), whose job store deduplicates submissions, accepts it."
-        : "";
+        : takenBy(key, options.adapterFor);
     throw new UnsupportedOptionError(
       key,
       `The ${provider} engine cannot honour "${key}" for ${info.id}.${hint}`,

@@ -103,3 +103,17 @@ it("sonde models says the portable engine costs what the configured chat model c
   expect(line("portable:demo/offline")).toMatch(/\$0\.00 per job \(offline: .*nothing is billed\)/);
   expect(t.out()).not.toContain("$0/$0 per M");
 });
+
+it("the hosted job API's pre-flight line gives its markup and hold, not the portable engine's wording", async () => {
+  mockResearch("# Hosted").always().register();
+  const hosted = new Sonde({
+    hosted: { apiKey: "hk-test-cli-costs-000", baseURL: "http://127.0.0.1:9" },
+    env: {},
+  });
+  const t = io();
+  expect(await run(["research", "q", "--model", "hosted:agents.deep_research"], t.io, hosted)).toBe(0);
+  expect(t.err()).toMatch(
+    /^cost: charged 1\.2× the upstream provider's cost, typical cost unknown · the provider holds \$6\.00 at the start$/m,
+  );
+  expect(t.err()).not.toContain("chat model");
+});

@@ -90,6 +90,28 @@ describe("sonde messages", () => {
     );
   });
 
+  it("replay of a file that is missing or not a recording names the file and line, not a zod dump", async () => {
+    const dir = scratch();
+    const record = join(dir, "rec.jsonl");
+    writeFileSync(record, '{"type":"text","delta":"hi","seq":0}\n{"type":"bogus","seq":1}\n');
+    const failure = async (path: string) => {
+      const error = await run(["replay", path], io().io, client()).catch((e: unknown) => e);
+      return describeFailure(error);
+    };
+    expect(await failure(record)).toEqual({
+      message: expect.stringMatching(
+        new RegExp(`^sonde: ${record} line 2 is not a Sonde event \\(type: .*\\)\\. `),
+      ),
+      exitCode: 2,
+    });
+    expect((await failure(record)).message).not.toContain('"code"');
+    writeFileSync(record, "not json\n");
+    expect((await failure(record)).message).toMatch(/line 1 is not JSON.*--record <file> or --json/);
+    expect((await failure(join(dir, "missing.jsonl"))).message).toMatch(
+      /^sonde: no such file: .*missing\.jsonl/,
+    );
+  });
+
   it("--version prints the package version; --help works per command", async () => {
     const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
     const v = io();

@@ -182,6 +182,25 @@ describe("sonde CLI", () => {
     expect((await c.research.get(ref)).status).toBe("queued"); // still under way: nothing to lose by attaching
   });
 
+  // Without a handler, ^C killed the process with the ref unsaid: the remote job ran on,
+  // billing, with nothing to attach or cancel it by (unless --record was given).
+  it("^C while following a job leaves its ref on stderr, as a timeout does, and a second ^C is Node's again", async () => {
+    mockResearch("slow report", { delayMs: 1_000 }).always().register();
+    const t = io();
+    const before = process.listenerCount("SIGINT");
+    const running = run(["research", "q", "--model", "openai:gpt-5.5-pro"], t.io, client()).catch(
+      (e: unknown) => e,
+    );
+    while (!t.err().includes("job mock_")) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(process.listenerCount("SIGINT")).toBe(before + 1);
+    process.emit("SIGINT");
+    const error = await running;
+    expect(JobAbortedError.isInstance(error) && error.code).toBe("aborted");
+    expect(t.err()).toMatch(/The job keeps running on the provider\. Save this ref/);
+    expect(JSON.parse(t.err().slice(t.err().indexOf("{")))).toMatchObject({ v: 1, provider: "openai" });
+    expect(process.listenerCount("SIGINT")).toBe(before);
+  });
+
   it("a job that ends other than completed exits 1: a cancelled job's attach, and a failed job that still prints its sources and error", async () => {
     // Four scripted events at 100 ms each: still under way when the cancel lands.
     mockResearch("slow report", { delayMs: 100 }).always().register();

@@ -382,6 +382,7 @@ export class GeminiSession implements EngineSession {
       isTerminal: (value) => isTerminalStatus(value.status),
       policy: this.#init.context.retry,
       signal,
+      logger: this.#init.context.logger,
     })) {
       if (isTerminalStatus(interaction.status)) {
         yield* this.#final(interaction);

@@ -187,6 +187,7 @@ class HostedSession implements EngineSession {
       isTerminal: isTerminalJob,
       policy: this.#context.retry,
       signal,
+      logger: this.#context.logger,
       // Right after the invoke, give the job a moment; an attach or a reconnect looks at once.
       immediate: !justInvoked,
     });
@@ -332,6 +333,7 @@ export const hostedAdapter: ResearchAdapter = {
           policy: context.retry,
           signal,
           immediate: true,
+          logger: context.logger,
         }))
           last = snapshot;
       }

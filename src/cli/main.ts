@@ -11,6 +11,7 @@ import type { ResearchJob } from "../job.js";
 import type { JobRef } from "../ref.js";
 import { Sonde } from "../sonde.js";
 import { dollars } from "../spend.js";
+import { describeIssues } from "../validate.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
 import { readRefFile } from "./ref-file.js";
@@ -62,6 +63,10 @@ async function stream(
 ): Promise<number> {
   let lastLine = "";
   const recorder = flags.record ? new Recorder(flags.record) : undefined;
+  // ^C stops following, not the job: the abort is caught below, which prints the ref (a
+  // remote job runs on and bills). `once`: a second ^C is Node's again and exits at once.
+  const interrupt = () => job.abort("interrupted (^C)");
+  process.once("SIGINT", interrupt);
   try {
     for await (const event of job) {
       recorder?.add(event, job);
@@ -94,6 +99,8 @@ async function stream(
       );
     }
     throw error;
+  } finally {
+    process.off("SIGINT", interrupt);
   }
   if (io.isTTY && !flags.json) io.stderr("\n");
   const result = await job
@@ -229,10 +236,23 @@ function replay(argument: string | undefined, io: Io): number {
   const command = "replay";
   if (!argument) throw new UsageError("missing <events.jsonl>", command);
   const aggregator = new ResultAggregator();
-  for (const line of readFileSync(argument, "utf8").split("\n")) {
+  for (const [index, line] of readRecording(argument).split("\n").entries()) {
     if (!line.trim()) continue;
-    const event = ResearchEvent.parse(JSON.parse(line));
-    aggregator.add(event);
+    const where = `${argument} line ${index + 1}`;
+    const hint = "Give a file written by --record <file> or --json.";
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch (error) {
+      throw new UsageError(`${where} is not JSON (${(error as Error).message}). ${hint}`, command);
+    }
+    const event = ResearchEvent.safeParse(json);
+    if (!event.success)
+      throw new UsageError(
+        `${where} is not a Sonde event (${describeIssues(event.error)}). ${hint}`,
+        command,
+      );
+    aggregator.add(event.data);
   }
   const result = aggregator.result();
   io.stdout(`${result.report}\n${renderSources(result)}`);
@@ -240,6 +260,18 @@ function replay(argument: string | undefined, io: Io): number {
     `replayed: status ${result.status}, ${result.citations.length} sources, ${dollars(result.usage.costUSD)}\n`,
   );
   return 0;
+}
+
+function readRecording(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new UsageError(
+      code === "ENOENT" ? `no such file: ${path}` : `cannot read ${path} (${code ?? error})`,
+      "replay",
+    );
+  }
 }
 
 /**

@@ -81,10 +81,14 @@ const configuredCost =
 
 function typicalCost(estimate: CostEstimate): string {
   const { typical } = estimate;
-  if (typical === "unknown")
-    return pricedElsewhere(estimate.prices, estimate.pricesConfirmed)
+  if (typical === "unknown") {
+    // A service that resells another's research (the hosted API) is priced by its markup.
+    const { markup } = estimate.prices;
+    if (markup !== undefined) return `charged ${markup}× the upstream provider's cost, typical cost unknown`;
+    return pricedElsewhere(estimate.prices, estimate.pricesConfirmed) && estimate.holdUSD === undefined
       ? configuredCost
       : "typical cost unknown";
+  }
   // A confirmed nothing (the offline demo) is said as such, not as a range from $0.00 to $0.00.
   if (typical.highUSD === 0 && typical.confirmed)
     return `${dollars(0)} per job${typical.basis ? ` (${typical.basis})` : ""}`;

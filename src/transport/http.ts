@@ -43,7 +43,7 @@ const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-
 
 /** What a 404 on a job means (submit-failure.ts takes it off again: a submission names no job). */
 export const noSuchJob = (provider: ProviderName) =>
-  `${provider} has no such job: it expired or was deleted, or it belongs to another account or project.`;
+  `${provider} has no such job (expired, deleted, or another account's).`;
 
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
 export function errorFromFailure(failure: HttpFailure): SondeError {

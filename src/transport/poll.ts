@@ -1,5 +1,5 @@
 import type { ProviderName } from "../events.js";
-import type { RetryPolicy, WireEvent } from "../provider.js";
+import type { Logger, RetryPolicy, WireEvent } from "../provider.js";
 import { type HttpClient, toTransportError } from "./http.js";
 import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
 
@@ -18,6 +18,8 @@ export interface PollOptions<T> {
   signal: AbortSignal;
   /** Skip the wait before the first poll (attach, or a poll fallback after a drop). */
   immediate?: boolean;
+  /** Hears a wait the server asks for that is longer than `policy.maxDelayMs` (never a silent wait). */
+  logger?: Logger;
 }
 
 /** One GET of a JSON resource, with the server's `Retry-After` read off the response. */
@@ -41,11 +43,25 @@ export async function getJson(
  * A failed GET (reset, 5xx, 429) is retried under the same policy: polling is safe.
  */
 export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGenerator<T> {
-  const { provider, signal } = options;
+  const { provider, signal, policy } = options;
+  // The job exists and polling sends nothing billable, so a long Retry-After is honoured, but said.
+  const waiting = (waitMs: number) => {
+    if (waitMs > policy.maxDelayMs)
+      options.logger?.warn(
+        "the server asks to wait longer than retry.maxDelayMs before the next poll; waiting",
+        {
+          provider,
+          waitMs,
+        },
+      );
+  };
   let retryAfterMs: number | undefined;
   for (let attempt = 0; ; attempt++) {
-    if (attempt > 0 || !options.immediate)
-      await sleep(pollDelay(attempt, options.policy, retryAfterMs), signal);
+    if (attempt > 0 || !options.immediate) {
+      const delay = pollDelay(attempt, policy, retryAfterMs);
+      waiting(delay);
+      await sleep(delay, signal);
+    }
     const snapshot = await withRetry(
       async () => {
         try {
@@ -54,7 +70,11 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
           throw toTransportError(error, provider, signal);
         }
       },
-      { policy: options.policy, signal },
+      {
+        policy,
+        signal,
+        onRetry: (_error, _attempt, delayMs) => waiting(delayMs),
+      },
     );
     retryAfterMs = snapshot.retryAfterMs;
     yield snapshot.value;

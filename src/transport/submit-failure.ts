@@ -40,8 +40,7 @@ export function submitFailure(error: unknown, provider: ProviderName, signal: Ab
   if (JobNotFoundError.isInstance(error))
     // No job was named yet: the path (base URL), the model or a previous job is what was not found.
     return new InvalidRequestError(
-      `${error.message.replace(` ${noSuchJob(provider)}`, "")} The job submission got a 404, so no job was created: check the ${provider} ` +
-        "baseURL (its path included), that this account can use the model, and any previousJobId.",
+      `${error.message.replace(` ${noSuchJob(provider)}`, "")} No job was created: check the ${provider} baseURL (path included), the model and any previousJobId.`,
       { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
     );
   if (SondeError.isInstance(error)) return error;

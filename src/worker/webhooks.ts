@@ -7,7 +7,7 @@
  * OpenRouter, Perplexity and the hosted job API document no webhooks: those jobs poll.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { SondeError } from "../errors.js";
+import { InvalidRequestError, SondeError } from "../errors.js";
 import type { ResearchQueue } from "./queue.js";
 
 /** A webhook whose signature, or timestamp, does not check out: answer 400 and drop it. */
@@ -55,6 +55,7 @@ export function verifyOpenAIWebhook(
   secret: string,
   options: { toleranceSec?: number; now?: () => Date } = {},
 ): OpenAIWebhookEvent {
+  requireSecret(secret);
   const id = header(headers, "webhook-id");
   const timestamp = header(headers, "webhook-timestamp");
   const signatures = header(headers, "webhook-signature");
@@ -84,6 +85,15 @@ export function verifyOpenAIWebhook(
   return JSON.parse(body) as OpenAIWebhookEvent;
 }
 
+/** A configuration mistake (an unset environment variable), not a bad webhook: say so. */
+function requireSecret(secret: unknown): void {
+  if (typeof secret !== "string" || secret.length === 0)
+    throw new InvalidRequestError(
+      "No webhook signing secret (whsec_…): pass the endpoint's secret from OpenAI's webhook settings " +
+        "(is OPENAI_WEBHOOK_SECRET set?).",
+    );
+}
+
 const ENDINGS = new Set([
   "response.completed",
   "response.failed",
@@ -104,6 +114,7 @@ const ENDINGS = new Set([
  * ```
  */
 export function openAIWebhookHandler(queue: ResearchQueue, secret: string) {
+  requireSecret(secret);
   return async (body: string, headers: WebhookHeaders): Promise<string | undefined> => {
     const event = verifyOpenAIWebhook(body, headers, secret);
     if (!ENDINGS.has(event.type) || typeof event.data?.id !== "string") return undefined;

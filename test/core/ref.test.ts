@@ -46,7 +46,7 @@ describe("refs", () => {
     const client = new Sonde({ env: {}, openai: { apiKey: "sk-test-ref-0000" } });
     const edited = JSON.stringify({ ...good, model: "gemini:deep-research-preview-04-2026" });
     expect(() => client.research.attach(edited)).toThrow(
-      /names model "gemini:deep-research-preview-04-2026" of the gemini engine, but provider "openai".*job\.toRef\(\)/,
+      /model "gemini:deep-research-preview-04-2026" is not openai's: the ref was edited.*job\.toRef\(\)/,
     );
     expect(() => client.research.attach(JSON.stringify({ ...good, model: "openai:gpt-9" }))).toThrow(
       /does not know.*newer Sonde/,

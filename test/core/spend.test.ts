@@ -221,6 +221,30 @@ describe("spend cap before the start", () => {
     expect(streaming.adjustments).toEqual([]);
   });
 
+  // An Ollama or vLLM endpoint reports no charge, and the catalog has no price for portable:*.
+  it("validate() says a portable model the catalog cannot price is capped only by charges its endpoint reports", () => {
+    const local = new Sonde({
+      env: {},
+      portable: {
+        chat: { local: { baseURL: "http://127.0.0.1:9/v1" } },
+        search: { provider: "searxng", baseURL: "http://127.0.0.1:9" },
+      },
+    });
+    const request = { model: "portable:local/qwen3:32b", query: "q", budget: { maxCostUSD: 2 } };
+    expect(local.research.validate(request).adjustments).toEqual([
+      expect.objectContaining({
+        option: "budget",
+        applied: 2,
+        reason: expect.stringMatching(
+          /no catalog price for portable:local\/qwen3:32b: the cap sees only charges its endpoint reports/,
+        ),
+      }),
+    ]);
+    expect(local.research.estimate(request).notes[0]).toMatch(/the cap sees only charges/);
+    // The offline demo is priced (at zero): nothing to say.
+    expect(local.research.validate({ ...request, model: "portable:demo/offline" }).adjustments).toEqual([]);
+  });
+
   it("estimate() returns the catalog's prices, a typical range or unknown, and the hosted hold", () => {
     const gemini = client.research.estimate({ model: "gemini:deep-research-preview-04-2026", query: "q" });
     expect(gemini).toMatchObject({

@@ -91,7 +91,7 @@ it("a cap checked at the end: the job completes, its charge above the cap is rep
     {
       kind: "cost-cap",
       detail: expect.stringMatching(
-        /\$4\.00 was crossed \(\$4\.12, as the provider charged it\) at the end: this engine reports the cost only when the job has finished.*The job completed above its cap/,
+        /\$4\.00 was crossed \(\$4\.12, as the provider charged it\) at the end: the figures that came with the job's end put it past the cap.*The job completed above its cap/,
       ),
     },
   ]);

@@ -73,7 +73,7 @@ describe("the HTTP client over fetch", () => {
       404,
       "Response with id 'resp_x' not found.",
       "JobNotFoundError",
-      /found\. openai has no such job: it expired/,
+      /found\. openai has no such job \(expired, deleted/,
     ],
     [
       500,

@@ -41,6 +41,13 @@ const client = () =>
     env: {},
   });
 
+/** What result() rejects with for one job whose POST the test server answers. */
+const submitted = () =>
+  client()
+    .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
+    .result()
+    .catch((e: unknown) => e);
+
 describe("job submission", () => {
   it.each([502, 504, 524])(
     "a %i from a gateway on the POST is indeterminate and never resent",
@@ -56,20 +63,14 @@ describe("job submission", () => {
 
   it("a 503 proves nothing was created: the POST is retried under the policy", async () => {
     status = 503;
-    const error = await client()
-      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
-      .result()
-      .catch((e: unknown) => e);
+    const error = await submitted();
     expect(posts()).toBe(4);
     expect(ProviderUnavailableError.isInstance(error)).toBe(true);
   });
 
   it("a 429 on the POST asking for longer than retry.maxDelayMs is surfaced at once (any engine)", async () => {
     status = 429;
-    const error = await client()
-      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
-      .result()
-      .catch((e: unknown) => e);
+    const error = await submitted();
     expect(posts()).toBe(1);
     expect(RateLimitError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ retryAfterMs: 30_000, provider: "openai" });
@@ -83,10 +84,7 @@ describe("job submission", () => {
   ])("a 429 on the POST %s keeps the provider's code", async (_, after, sent) => {
     status = 429;
     retryAfter = after;
-    const error = await client()
-      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
-      .result()
-      .catch((e: unknown) => e);
+    const error = await submitted();
     retryAfter = "30";
     expect(posts()).toBe(sent);
     expect(RateLimitError.isInstance(error)).toBe(true);
@@ -97,13 +95,10 @@ describe("job submission", () => {
   // 404: no job was ever named, so "job not found" would send the user looking for one.
   it("a 404 on the POST is an InvalidRequestError saying nothing was created and to check baseURL", async () => {
     status = 404;
-    const error = await client()
-      .research.start({ model: "openai:gpt-5.5-pro", query: "q" })
-      .result()
-      .catch((e: unknown) => e);
+    const error = await submitted();
     expect(posts()).toBe(1);
     expect(InvalidRequestError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ code: "invalid_request", status: 404, provider: "openai" });
-    expect((error as Error).message).toMatch(/upstream request timeout.*no job was created.*baseURL/);
+    expect((error as Error).message).toMatch(/upstream request timeout.*No job was created.*baseURL/);
   });
 });

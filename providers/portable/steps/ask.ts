@@ -55,6 +55,9 @@ export async function ask<T extends Task>(
     : { ok: false, why: "malformed", detail: `${reparsed.problem} (after one retry)` };
 }
 
+/** `text` as a sentence: an error message often ends its own (Sonde's say what to do). */
+const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
+
 /** The gap of a model call that gave nothing usable. */
 export function askGap(run: Run, what: string, why: Why, detail: string): Gap {
   return {
@@ -63,7 +66,7 @@ export function askGap(run: Run, what: string, why: Why, detail: string): Gap {
       why === "budget"
         ? `The ${what} was skipped: the model-call budget (${run.budget.modelCalls}) is spent.`
         : why === "malformed"
-          ? `The model's ${what} could not be used: ${detail}.`
-          : `The ${what} call failed: ${detail}.`,
+          ? `The model's ${what} could not be used: ${sentence(detail)}`
+          : `The ${what} call failed: ${sentence(detail)}`,
   };
 }

@@ -46,6 +46,7 @@ export async function settleResponse(
       isTerminal: (value) => isTerminalWireStatus(value.status),
       policy: context.retry,
       signal,
+      logger: context.logger,
     }))
       last = snapshot;
   } catch (error) {

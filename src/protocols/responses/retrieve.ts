@@ -1,5 +1,6 @@
 /**
- * One Response read back by id: what `get()` and `cancel()` share. A body that is no Response object is the provider's failure.
+ * One Response read back by id: what `get()` and `cancel()` share. A body that is no
+ * Response object is the provider's failure.
  */
 import { ProviderUnavailableError } from "../../errors.js";
 import type { ProviderContext } from "../../provider.js";

@@ -362,6 +362,7 @@ export class ResponsesSession implements EngineSession {
       policy: this.#context.retry,
       signal,
       immediate,
+      logger: this.#context.logger,
     });
     for await (const snapshot of snapshots) {
       if (!isTerminalWireStatus(snapshot.status)) yield { data: snapshot };
