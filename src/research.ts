@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -16,30 +16,26 @@ import type {
 } from "./provider.js";
 import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
-import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
+import {
+  bindRef,
+  checkRefBinding,
+  prepareBinding,
+  type RefIdentity,
+  verifyCredential,
+} from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
 import { toTransportError } from "./transport/http.js";
-import { connectionFailure } from "./transport/network.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
-
-/**
- * A job's binding fields, computed once per job id: `toRef()` may run at every event (a
- * worker stores the ref with each batch), and the credential tag is an HMAC.
- */
-function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof bindRef> {
-  let last: { jobId: string; fields: ReturnType<typeof bindRef> } | undefined;
-  return (jobId) => {
-    if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
-    return last.fields;
-  };
-}
 
 /**
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
  * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
-function typedFailure(error: unknown, provider: ProviderName) {
-  return connectionFailure(error, provider) ?? toTransportError(error, provider);
+async function typedFailure(error: unknown, provider: ProviderName): Promise<never> {
+  if (SondeError.isInstance(error)) throw error;
+  // Telling a refused connection apart is a cold path: network.ts loads with the first one.
+  const { connectionFailure } = await import("./transport/network.js");
+  throw connectionFailure(error, provider) ?? toTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -139,6 +135,7 @@ export class ResearchNamespace {
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireKey(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
+    prepareBinding(identity);
     const maxCostUSD = resolved.budget?.maxCostUSD;
     const pollOnly = resolved.modelInfo.capabilities.pollOnly;
     return new ResearchJob({
@@ -163,7 +160,7 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      bind: boundOnce(identity),
+      bind: (jobId) => bindRef(identity, jobId),
       cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
@@ -219,7 +216,9 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      bind: boundOnce(identity),
+      // The tag is checked (hashing is async) when the job first runs, before its first request.
+      verify: () => verifyCredential(parsed, identity),
+      bind: (jobId) => bindRef(identity, jobId),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
@@ -229,13 +228,15 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider)
       .get(parsed, context)
-      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     const { usage, ...rest } = snapshot;
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
@@ -245,13 +246,15 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     this.#requireKey(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
       .cancel(parsed, context)
-      .catch((error: unknown) => Promise.reject(typedFailure(error, parsed.provider)));
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 
