@@ -32,9 +32,10 @@ import type {
 } from "./provider.js";
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
-import { aboveCapGap, type CapCrossing, capGap, SpendMeter } from "./spend.js";
-import { toTransportError } from "./transport/http.js";
-import { SubmitRateLimit } from "./transport/rate-limit.js";
+import type { RefBinding } from "./ref-binding.js";
+import type { CapCrossing, SpendMeter } from "./spend.js";
+import { toTransportError, typedTransportError } from "./transport/http.js";
+import type { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
@@ -97,8 +98,14 @@ export interface JobInit {
   signal?: AbortSignal | undefined;
   /** Present when re-attaching: delivery resumes after its cursor. */
   ref?: JobRef;
-  /** The ref's credential and owner binding for this job id (see ref-binding.ts). */
-  bind?: (jobId: string) => Pick<JobRef, "credential" | "owner">;
+  /**
+   * The ref's credential and owner binding for this job id (see ref-binding.ts): computed
+   * when the id becomes known, before `created` is delivered, so `toRef()` stays synchronous.
+   * Usually at once; a promise when its hashing is not ready yet (the stream then waits).
+   */
+  bind?: (jobId: string) => RefBinding | Promise<RefBinding>;
+  /** Attached jobs: checks the ref's credential tag; awaited before the first request. */
+  verify?: () => Promise<void>;
   cancel: (ref: JobRef) => Promise<CancelOutcome>;
   /** The spend cap (`budget.maxCostUSD`): crossing it cancels the job and ends it `incomplete`. */
   maxCostUSD?: number | undefined;
@@ -128,6 +135,12 @@ interface OpenStream {
   close(): Promise<void>;
 }
 
+/** Where a connection's mapping is: the last wire event's cursor, and a ref binding still being computed. */
+interface ReadPosition {
+  last: string | undefined;
+  binding?: Promise<void> | undefined;
+}
+
 /** A connection's failure, with the cursor of the last wire event it delivered (to resume after). */
 class Dropped {
   constructor(
@@ -154,6 +167,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   readonly #controller = new AbortController();
   readonly #aggregator = new ResultAggregator();
   #id: string | undefined;
+  /** What `toRef()` writes for the credential and owner (see `JobInit.bind`). */
+  #binding: RefBinding | undefined;
+  /** The id arrived and its binding is being computed (`#id` is set when it is ready). */
+  #identifying = false;
   #status: JobStatus = "queued";
   #createdAt: string | undefined;
   #deadlineAt: string | undefined;
@@ -177,7 +194,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #detach: () => void = () => {};
-  readonly #spend: SpendMeter | undefined;
+  /** The spend meter of a capped job, made before its first request (spend.js loads on first use). */
+  #spend: SpendMeter | undefined;
+  #spending: Promise<typeof import("./spend.js")> | undefined;
+  #caps: typeof import("./spend.js") | undefined;
   /** Set when the job completes above its spend cap: the `cost-cap` gap it ends with. */
   #aboveCap: Gap | undefined;
   #observer: JobObserver | undefined;
@@ -195,7 +215,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   constructor(init: JobInit) {
     this.#init = init;
     this.#session = init.session;
-    this.#spend = init.maxCostUSD !== undefined ? new SpendMeter(init.maxCostUSD, init.pricing) : undefined;
+    if (init.maxCostUSD !== undefined) {
+      this.#spending = import("./spend.js");
+      this.#spending.catch(() => {}); // a job never run must not leave an unhandled rejection
+    }
     this.#observe = init.observe;
     this.#result = new Promise<ResearchResult>((resolve, reject) => {
       this.#settle = { resolve, reject };
@@ -205,6 +228,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (init.ref) {
       this.#id = init.ref.jobId;
       this.#createdAt = init.ref.createdAt;
+      // Until the job runs and re-binds the ref to this client, toRef() keeps the ref's own binding.
+      const { credential, owner } = init.ref;
+      this.#binding = { ...(credential && { credential }), ...(owner !== undefined && { owner }) };
       this.#refCursor = init.ref.cursor;
       this.#refOffset = init.ref.cursorOffset;
       if (init.ref.cursor !== undefined) {
@@ -254,7 +280,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       ...(this.#refOffset !== undefined && { cursorOffset: this.#refOffset }),
       createdAt: this.#createdAt,
       ...(deadlineAt && { deadlineAt }),
-      ...this.#init.bind?.(this.#id),
+      ...this.#binding,
       resume: this.#session.resumeState(),
     };
   }
@@ -518,9 +544,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       event = { ...mapped, seq: 0 } as ResearchEvent;
     }
     if (event.type === "created") {
-      if (this.#id) return undefined; // attached: the ref already carried it
-      this.#id = event.jobId;
-      this.#onId?.(event.jobId);
+      // Attached: the ref already carried it; or a repeat while the first one's binding is computed.
+      if (this.#id || this.#identifying) return undefined;
     } else if (event.type === "status") {
       this.#status = event.status;
       if (isTerminal(event.status)) this.#terminal = this.#over = true;
@@ -550,35 +575,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * gap before `done` that says the job went past the cap.
    */
   async #stopAtCap(crossing: CapCrossing): Promise<void> {
-    if (this.#terminal) {
-      // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
-      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = aboveCapGap(crossing, "final");
-      return;
-    }
-    let outcome: CancelOutcome;
-    let gap: Gap;
-    try {
-      outcome = this.#id
-        ? await this.#init.cancel(this.toRef())
-        : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
-      gap = capGap(crossing, outcome);
-    } catch (error) {
-      const message = redact(error instanceof Error ? error.message : String(error));
-      outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
-      gap = capGap(crossing, { failed: message });
-    }
-    notify(this.#observer, { type: "cancel", by: "cost-cap", outcome });
-    if (outcome.outcome === "already-terminal") {
-      // The provider finished before the cancel: the job completes, above its cap.
-      this.#init.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
-        ...crossing,
-      });
-      this.#aboveCap = aboveCapGap(crossing, "finished-first");
-      return;
-    }
-    this.#init.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
-    this.#controller.abort(new CancelledLocally(outcome, gap));
+    const stop = await this.#caps!.stopAtCap(crossing, {
+      over: this.#terminal,
+      logger: this.#init.logger,
+      cancel: this.#id ? () => this.#init.cancel(this.toRef()) : undefined,
+      notify: (outcome) => notify(this.#observer, { type: "cancel", by: "cost-cap", outcome }),
+    });
+    if ("above" in stop) this.#aboveCap = stop.above;
+    else this.#controller.abort(new CancelledLocally(stop.outcome, stop.gap));
   }
 
   /**
@@ -655,18 +659,24 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const signal = this.#controller.signal;
     const bare = batched && this.#unwatched();
     let out: ResearchEvent[] = [];
-    const position = { last: cursor };
+    const position: ReadPosition = { last: cursor };
     try {
       for (let wire: WireEvent | undefined = stream.first; wire; ) {
         let crossing: CapCrossing | undefined;
-        if (batched) crossing = this.#mapRead(wire, stream, out, position, bare);
-        else {
+        if (batched) {
+          crossing = this.#mapRead(wire, stream, out, position, bare);
+          // The job id arrived before its ref binding was ready (see #identify): wait for it here.
+          if (position.binding) await position.binding;
+          position.binding = undefined;
+        } else {
           if (signal.aborted) throw signal.reason;
           const mapped = this.#mapWire(wire);
           const skip = this.#suppressedCount(wire, mapped.length);
           for (let i = 0; i < mapped.length; i++) {
             const event = this.#emit(mapped, i, wire, skip, false);
-            if (event) yield [event];
+            if (!event) continue;
+            if (event.type === "created") await this.#identify(event.jobId);
+            yield [event];
           }
           if (wire.cursor !== undefined) position.last = wire.cursor;
           crossing = this.#spend?.crossing();
@@ -709,7 +719,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     wire: WireEvent,
     stream: OpenStream,
     out: ResearchEvent[],
-    position: { last: string | undefined },
+    position: ReadPosition,
     bare: boolean,
   ): CapCrossing | undefined {
     const signal = this.#controller.signal;
@@ -719,18 +729,63 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       const skip = this.#suppressedCount(next, mapped.length);
       for (let i = 0; i < mapped.length; i++) {
         const event = this.#emit(mapped, i, next, skip, bare);
-        if (event) out.push(event);
+        if (!event) continue;
+        if (event.type === "created") position.binding = this.#identify(event.jobId);
+        out.push(event);
       }
       if (next.cursor !== undefined) position.last = next.cursor;
       const crossing = this.#spend?.crossing();
-      if (crossing || this.#terminal) return crossing;
+      if (crossing || this.#terminal || position.binding) return crossing;
       next = stream.take();
     }
     return undefined;
   }
 
+  /** The job has its id: bind its ref (hashing is async), then let `id`, `toRef()` and `created()` see it. */
+  #identify(jobId: string): Promise<void> | undefined {
+    const binding = this.#init.bind?.(jobId);
+    if (binding instanceof Promise) {
+      this.#identifying = true;
+      return binding.then((bound) => this.#identified(jobId, bound));
+    }
+    this.#identified(jobId, binding);
+    return undefined;
+  }
+
+  #identified(jobId: string, binding: RefBinding | undefined): void {
+    this.#identifying = false;
+    this.#binding = binding;
+    this.#id = jobId;
+    this.#onId?.(jobId);
+  }
+
+  /**
+   * An attached job, before its first request: refuse a ref whose credential tag is not this
+   * client's, and re-bind it to this client's key (after a rotation) and owner.
+   */
+  async #verifyRef(jobId: string): Promise<void> {
+    try {
+      await this.#init.verify?.();
+      if (this.#init.bind) this.#binding = await this.#init.bind(jobId);
+      await this.#meter();
+    } catch (error) {
+      this.#detach();
+      this.#settle.reject(error);
+      throw error;
+    }
+  }
+
+  /** A capped job's spend meter, before its first request. */
+  async #meter(): Promise<void> {
+    if (!this.#spending || this.#caps) return;
+    this.#caps = await this.#spending;
+    this.#spend = new this.#caps.SpendMeter(this.#init.maxCostUSD!, this.#init.pricing);
+  }
+
   async *#drive(batched = false): AsyncGenerator<ResearchEvent[]> {
     this.#started = true;
+    if (this.#init.ref) await this.#verifyRef(this.#init.ref.jobId);
+    else if (this.#spending) await this.#meter();
     this.#watch();
     this.#startClock();
     const signal = this.#controller.signal;
@@ -809,7 +864,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const crossing = this.#spend?.crossing();
     if (crossing) {
       this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = aboveCapGap(crossing, "final");
+      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "final");
     }
     if (this.#aboveCap) this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 });
   }
@@ -926,7 +981,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   async #open(cursor: string | undefined, signal: AbortSignal, unread: boolean): Promise<OpenStream> {
     const session = this.#session;
-    const rateLimit = new SubmitRateLimit(this.#init.retry, this.#init.logger);
+    // The pre-job 429 rules, loaded with the first 429 (a cold path).
+    let rateLimit: SubmitRateLimit | undefined;
     const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
@@ -961,7 +1017,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               }
             }
           } catch (error) {
-            throw toTransportError(error, this.#init.provider, signal);
+            // A connection never made (an attach refused) is a ConnectionError, not a drop.
+            throw await typedTransportError(error, this.#init.provider, signal);
           }
         };
         let first: WireEvent | undefined;
@@ -969,7 +1026,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           first = await next();
         } catch (error) {
           await close();
-          throw beforeJob() ? rateLimit.review(error) : error;
+          if (!beforeJob() || !RateLimitError.isInstance(error)) throw error;
+          const { SubmitRateLimit } = await import("./transport/rate-limit.js");
+          rateLimit ??= new SubmitRateLimit(this.#init.retry, this.#init.logger);
+          throw rateLimit.review(error);
         }
         if (!first) {
           await close();
@@ -989,9 +1049,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         shouldRetry: (error) =>
           SondeError.isInstance(error) &&
           error.retryable &&
-          (beforeJob() ? !RateLimitError.isInstance(error) || rateLimit.mayResend(error) : session.resumable),
+          (beforeJob()
+            ? !RateLimitError.isInstance(error) || rateLimit?.mayResend(error) === true
+            : session.resumable),
         onRetry: (error, attempt, delayMs) => {
-          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit.resending(error, delayMs);
+          if (beforeJob() && RateLimitError.isInstance(error)) rateLimit?.resending(error, delayMs);
           else this.#init.logger.debug("reconnecting", { attempt, delayMs, error: (error as Error).message });
           notify(this.#observer, {
             type: "retry",

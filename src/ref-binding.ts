@@ -15,45 +15,34 @@
  * Engines without a key (the portable engine, a mock without one) write no tag; their
  * `owner` is checked as written, so keep such refs where your users cannot edit them.
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { pbkdf2 } from "@noble/hashes/pbkdf2.js";
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { RefOwnershipError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { JobRef } from "./ref.js";
 
-const DOMAIN = "sonde.ref.credential.v1";
-const ROUNDS = 5_000;
+type Tags = typeof import("./ref-tag.js");
+let loading: Promise<Tags> | undefined;
+let tags: Tags | undefined;
 
-/**
- * Derived keys, once per (provider, key) per process: the derivation is the slow part
- * (tens of milliseconds, synchronous, on the first ref of a key). Bounded for servers
- * that see many tenants' keys; the oldest is dropped first.
- */
-const derived = new Map<string, Uint8Array>();
-const MAX_DERIVED = 1_000;
-
-function derivedKey(provider: ProviderName, apiKey: string): Uint8Array {
-  const id = `${provider}\u0000${apiKey}`;
-  let key = derived.get(id);
-  if (!key) {
-    key = pbkdf2(sha256, apiKey, `${DOMAIN}/${provider}`, { c: ROUNDS, dkLen: 32 });
-    if (derived.size >= MAX_DERIVED) derived.delete(derived.keys().next().value!);
-    derived.set(id, key);
-  }
-  return key;
+/** Hashing loads with the first keyed job (see ref-tag.ts). */
+function loadTags(): Promise<Tags> {
+  loading ??= import("./ref-tag.js").then(
+    (module) => (tags = module),
+    (error: unknown) => {
+      loading = undefined; // the next job tries again
+      throw error;
+    },
+  );
+  return loading;
 }
 
 /** The ref's credential tag for this key, job and owner. */
-export function credentialTag(
+export async function credentialTag(
   provider: ProviderName,
   apiKey: string,
   jobId: string,
   owner: string | undefined,
-): string {
-  const message = utf8ToBytes(JSON.stringify([DOMAIN, provider, jobId, owner ?? null]));
-  return `h1.${bytesToHex(hmac(sha256, derivedKey(provider, apiKey), message).subarray(0, 12))}`;
+): Promise<string> {
+  return (await loadTags()).credentialTag(provider, apiKey, jobId, owner);
 }
 
 /** What a client knows about itself, for binding and checking refs of one engine. */
@@ -68,16 +57,39 @@ export interface RefIdentity {
 }
 
 /** The binding fields `toRef()` writes. */
-export function bindRef(identity: RefIdentity, jobId: string): Pick<JobRef, "credential" | "owner"> {
-  return {
-    ...(identity.apiKey && {
-      credential: credentialTag(identity.provider, identity.apiKey, jobId, identity.owner),
-    }),
-    ...(identity.owner !== undefined && { owner: identity.owner }),
-  };
+export type RefBinding = Pick<JobRef, "credential" | "owner">;
+
+/**
+ * Starts deriving this identity's key and loading the HMAC, so that the tag is computed
+ * synchronously when the job id arrives, without holding up the stream.
+ */
+export function prepareBinding(identity: RefIdentity): void {
+  const { provider, apiKey } = identity;
+  if (apiKey)
+    loadTags().then(
+      (module) => module.derivedKey(provider, apiKey).ready.catch(() => {}),
+      () => {},
+    );
 }
 
-/** Throws `RefOwnershipError` unless this client may use the ref. Never sends anything. */
+/**
+ * The binding fields `toRef()` writes for this job id: at once when `prepareBinding` is done
+ * (the usual case: it ran while the submission was in flight), else a promise of them.
+ */
+export function bindRef(identity: RefIdentity, jobId: string): RefBinding | Promise<RefBinding> {
+  const { provider, apiKey, owner } = identity;
+  const ownerField = owner !== undefined ? { owner } : {};
+  if (!apiKey) return ownerField;
+  const credential = tags?.tagNow(provider, apiKey, jobId, owner);
+  if (credential) return { credential, ...ownerField };
+  return credentialTag(provider, apiKey, jobId, owner).then((tag) => ({ credential: tag, ...ownerField }));
+}
+
+/**
+ * Throws `RefOwnershipError` for what is visible without hashing: another owner, an owner
+ * without a tag, a tag where this client has no key. The tag itself is checked by
+ * `verifyCredential`, which must settle before any request. Never sends anything.
+ */
 export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
   const { provider } = ref;
   if (ref.owner !== identity.owner) {
@@ -90,7 +102,6 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
       { provider },
     );
   }
-  const keys = [identity.apiKey, ...identity.previousApiKeys].filter((key): key is string => Boolean(key));
   if (ref.credential === undefined) {
     // Refs from before credential binding attach as they always did. An owner is only
     // trusted where the engine has a key to tag it with; without the tag it may be edited.
@@ -103,14 +114,23 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
       );
     return;
   }
-  if (keys.some((key) => credentialTag(provider, key, ref.jobId, ref.owner) === ref.credential)) return;
-  throw new RefOwnershipError(
-    "credential",
-    keys.length === 0
-      ? `This ${provider} ref was created with a ${provider} key, and this client has none: refused before any request.`
-      : `This ${provider} ref was created with another ${provider} credential than this client's (or was edited): ` +
-          "refused before any request. Use the key that started the job; after a key rotation, list the old key in " +
-          `{ ${provider}: { previousApiKeys: [...] } }.`,
-    { provider },
-  );
+  if (keysOf(identity).length === 0)
+    throw new RefOwnershipError(
+      "credential",
+      `This ${provider} ref was created with a ${provider} key, and this client has none: refused before any request.`,
+      { provider },
+    );
+}
+
+function keysOf(identity: RefIdentity): string[] {
+  return [identity.apiKey, ...identity.previousApiKeys].filter((key): key is string => Boolean(key));
+}
+
+/**
+ * Rejects with `RefOwnershipError` unless the ref's tag is one of this client's keys' (the
+ * current one or a `previousApiKeys` entry) for its job id and owner. Call after
+ * `checkRefBinding`; resolves at once for an untagged ref. Never sends anything.
+ */
+export async function verifyCredential(ref: JobRef, identity: RefIdentity): Promise<void> {
+  if (ref.credential !== undefined) await (await loadTags()).verifyTag(ref, keysOf(identity));
 }

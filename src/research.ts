@@ -16,21 +16,23 @@ import type {
 } from "./provider.js";
 import { redact } from "./redact.js";
 import { type JobRef, parseRef, refLimits } from "./ref.js";
-import { bindRef, checkRefBinding, type RefIdentity } from "./ref-binding.js";
+import {
+  bindRef,
+  checkRefBinding,
+  prepareBinding,
+  type RefIdentity,
+  verifyCredential,
+} from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
-import { toTransportError } from "./transport/http.js";
+import { typedTransportError } from "./transport/http.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 /**
- * A job's binding fields, computed once per job id: `toRef()` may run at every event (a
- * worker stores the ref with each batch), and the credential tag is an HMAC.
+ * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
+ * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
-function boundOnce(identity: RefIdentity): (jobId: string) => ReturnType<typeof bindRef> {
-  let last: { jobId: string; fields: ReturnType<typeof bindRef> } | undefined;
-  return (jobId) => {
-    if (last?.jobId !== jobId) last = { jobId, fields: bindRef(identity, jobId) };
-    return last.fields;
-  };
+async function typedFailure(error: unknown, provider: ProviderName): Promise<never> {
+  throw await typedTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -130,6 +132,7 @@ export class ResearchNamespace {
     const adapter = this.#adapter(resolved.provider);
     if (!mocked) this.#requireConfig(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
+    prepareBinding(identity);
     const maxCostUSD = resolved.budget?.maxCostUSD;
     const pollOnly = resolved.modelInfo.capabilities.pollOnly;
     return new ResearchJob({
@@ -154,7 +157,7 @@ export class ResearchNamespace {
       clock: this.#clock,
       timeoutMs: resolved.timeoutMs,
       signal: resolved.signal,
-      bind: boundOnce(identity),
+      bind: (jobId) => bindRef(identity, jobId),
       cancel: (ref) => this.cancel(ref, { owner: identity.owner }),
     });
   }
@@ -208,7 +211,9 @@ export class ResearchNamespace {
       timeoutMs,
       signal: options.signal,
       ref: parsed,
-      bind: boundOnce(identity),
+      // The tag is checked (hashing is async) when the job first runs, before its first request.
+      verify: () => verifyCredential(parsed, identity),
+      bind: (jobId) => bindRef(identity, jobId),
       cancel: (r) => this.cancel(r, { owner: identity.owner }),
     });
   }
@@ -218,13 +223,15 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
     this.#requireConfig(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider)
       .get(parsed, context)
-      .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     const { usage, ...rest } = snapshot;
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
@@ -234,13 +241,15 @@ export class ResearchNamespace {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
-    checkRefBinding(parsed, this.#identity(context, options.owner));
+    const identity = this.#identity(context, options.owner);
+    checkRefBinding(parsed, identity);
+    await verifyCredential(parsed, identity);
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
     this.#requireConfig(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
       .cancel(parsed, context)
-      .catch((error: unknown) => Promise.reject(toTransportError(error, parsed.provider)));
+      .catch((error: unknown) => typedFailure(error, parsed.provider));
     return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
   }
 

@@ -10,7 +10,8 @@
 import type { Pricing } from "../catalog/schema.js";
 import { emptyUsage } from "./cost.js";
 import type { Gap, ResearchEvent, Usage } from "./events.js";
-import type { CancelOutcome } from "./provider.js";
+import type { CancelOutcome, Logger } from "./provider.js";
+import { redact } from "./redact.js";
 
 /** The usual rule of thumb for English text; used only while an engine has not counted tokens itself. */
 const CHARS_PER_TOKEN = 4;
@@ -193,4 +194,52 @@ export function capGap(crossing: CapCrossing, outcome: CancelOutcome | { failed:
         detail: `${head}: Sonde asked the provider to cancel; it had not confirmed when the stream was closed (${outcome.detail ?? "no detail"}). The report is partial.`,
       };
   }
+}
+
+/** What `stopAtCap` needs of the job. */
+export interface CappedJob {
+  /** The job is over already (its final figure crossed the cap). */
+  over: boolean;
+  logger: Logger;
+  /** Asks the provider to cancel; undefined before the job has an id. */
+  cancel: (() => Promise<CancelOutcome>) | undefined;
+  notify(outcome: CancelOutcome): void;
+}
+
+/**
+ * Past the spend cap: asks the provider to cancel (once). Says whether the job completes
+ * above its cap (`above`: it was over, or a completion won the race) or stops now, ending
+ * `incomplete` with the `cost-cap` gap (`outcome`, `gap`).
+ */
+export async function stopAtCap(
+  crossing: CapCrossing,
+  job: CappedJob,
+): Promise<{ above: Gap } | { outcome: CancelOutcome; gap: Gap }> {
+  if (job.over) {
+    // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
+    job.logger.warn("the job ended above its spend cap", { ...crossing });
+    return { above: aboveCapGap(crossing, "final") };
+  }
+  let outcome: CancelOutcome;
+  let gap: Gap;
+  try {
+    outcome = job.cancel
+      ? await job.cancel()
+      : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
+    gap = capGap(crossing, outcome);
+  } catch (error) {
+    const message = redact(error instanceof Error ? error.message : String(error));
+    outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
+    gap = capGap(crossing, { failed: message });
+  }
+  job.notify(outcome);
+  if (outcome.outcome === "already-terminal") {
+    // The provider finished before the cancel: the job completes, above its cap.
+    job.logger.warn("the job finished before the spend cap could stop it; it ended above the cap", {
+      ...crossing,
+    });
+    return { above: aboveCapGap(crossing, "finished-first") };
+  }
+  job.logger.warn("spend cap crossed; job stopped", { ...crossing, outcome: outcome.outcome });
+  return { outcome, gap };
 }

@@ -65,14 +65,16 @@ export function jobStatusOf(status: string | null | undefined): JobStatus {
   }
 }
 
-const ResumeState = z.object({
-  text: z.number().int().nonnegative().optional(),
-  citations: z.number().int().nonnegative().optional(),
-  trail: z.number().int().nonnegative().optional(),
-  last: LastBatch.extend({ trailFrom: z.number().int().nonnegative().optional() }).optional(),
-  thinking: z.boolean().optional(),
-  endedAt: z.string().optional(),
-});
+const ResumeState = z.lazy(() =>
+  z.object({
+    text: z.number().int().nonnegative().optional(),
+    citations: z.number().int().nonnegative().optional(),
+    trail: z.number().int().nonnegative().optional(),
+    last: LastBatch.extend({ trailFrom: z.number().int().nonnegative().optional() }).optional(),
+    thinking: z.boolean().optional(),
+    endedAt: z.string().optional(),
+  }),
+);
 
 /** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
 const resumeOf = (ref: JobRef): z.infer<typeof ResumeState> => readResumeState(ref, ResumeState);

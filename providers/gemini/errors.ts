@@ -83,23 +83,25 @@ export function describeError(
 }
 
 /** A `google.rpc.RetryInfo` detail: `retryDelay` is a duration such as `"34.4s"`. */
-const RetryInfo = z.looseObject({ retryDelay: z.string().regex(/^\d+(\.\d+)?s$/) });
+const RetryInfo = z.lazy(() => z.looseObject({ retryDelay: z.string().regex(/^\d+(\.\d+)?s$/) }));
 
 /**
  * Google's HTTP error envelope (WIRE.md §9), read leniently: a field of an unexpected type is
  * dropped, so an odd body still gets the status-code mapping.
  */
-export const ErrorBody = z.looseObject({
-  error: z
-    .looseObject({
-      code: z.union([z.string(), z.number()]).nullish().catch(undefined),
-      message: z.string().nullish().catch(undefined),
-      status: z.string().nullish().catch(undefined),
-      details: z.array(z.unknown()).nullish().catch(undefined),
-    })
-    .nullish()
-    .catch(undefined),
-});
+export const ErrorBody = z.lazy(() =>
+  z.looseObject({
+    error: z
+      .looseObject({
+        code: z.union([z.string(), z.number()]).nullish().catch(undefined),
+        message: z.string().nullish().catch(undefined),
+        status: z.string().nullish().catch(undefined),
+        details: z.array(z.unknown()).nullish().catch(undefined),
+      })
+      .nullish()
+      .catch(undefined),
+  }),
+);
 
 /** Parses the first `RetryInfo` detail's delay into milliseconds. */
 function retryDelayMs(details: readonly unknown[] | null | undefined): number | undefined {

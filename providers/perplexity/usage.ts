@@ -12,15 +12,17 @@ import type { WireUsage } from "../../src/protocols/responses/wire.js";
 import type { UsageReport } from "../../src/provider.js";
 
 const count = z.number().nonnegative().nullish().catch(undefined);
-const invocations = z.looseObject({ invocation: count }).nullish().catch(undefined);
+const invocations = z.lazy(() => z.looseObject({ invocation: count }).nullish().catch(undefined));
 
-const Billing = z.looseObject({
-  tool_calls_details: z
-    .looseObject({ search_web: invocations, fetch_url: invocations })
-    .nullish()
-    .catch(undefined),
-  cost: z.looseObject({ total_cost: count }).nullish().catch(undefined),
-});
+const Billing = z.lazy(() =>
+  z.looseObject({
+    tool_calls_details: z
+      .looseObject({ search_web: invocations, fetch_url: invocations })
+      .nullish()
+      .catch(undefined),
+    cost: z.looseObject({ total_cost: count }).nullish().catch(undefined),
+  }),
+);
 
 export function perplexityUsage(usage: WireUsage | null | undefined, counted: CountedUsage): UsageReport {
   const report = tokenUsageOf(usage, counted);

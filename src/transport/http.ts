@@ -1,8 +1,5 @@
-import { z } from "zod";
 import {
   AuthenticationError,
-  ConnectionError,
-  IndeterminateSubmissionError,
   InsufficientCreditError,
   InvalidRequestError,
   JobAbortedError,
@@ -13,7 +10,6 @@ import {
   StreamInterruptedError,
 } from "../errors.js";
 import type { ProviderName } from "../events.js";
-import { connectionFailure } from "./network.js";
 import { parseRetryAfter } from "./retry.js";
 
 /** What a failed HTTP response looked like, for provider-specific classification. */
@@ -45,46 +41,8 @@ export interface HttpClientOptions {
 
 const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
 
-// Error bodies seen across providers, read leniently: a field of an unexpected type is dropped, never thrown on.
-const code = z.union([z.string(), z.number()]).nullish().catch(undefined);
-const text = z.string().nullish().catch(undefined);
-const ErrorFields = z.looseObject({ message: text, code, type: code, status: code });
-/** FastAPI-style validation errors (Perplexity 422): `{"detail": [{loc, msg, type}]}`. */
-const ValidationIssue = z.looseObject({ loc: z.array(z.unknown()).nullish().catch(undefined), msg: text });
-const ErrorEnvelope = z.looseObject({
-  ...ErrorFields.shape,
-  error: z.union([z.string(), ErrorFields]).nullish().catch(undefined),
-  detail: z
-    .union([z.string(), z.array(z.unknown())])
-    .nullish()
-    .catch(undefined),
-});
-
-function describe(body: unknown): { message: string | undefined; code: string | undefined } {
-  if (typeof body === "string") return { message: body.slice(0, 500) || undefined, code: undefined };
-  const parsed = ErrorEnvelope.safeParse(body);
-  if (!parsed.success) return { message: undefined, code: undefined };
-  const record = parsed.data;
-  const inner = typeof record.error === "object" && record.error ? record.error : record;
-  const { detail } = record;
-  let message =
-    inner.message ||
-    (typeof record.error === "string" && record.error) ||
-    (typeof detail === "string" && detail) ||
-    undefined;
-  if (!message && Array.isArray(detail)) {
-    message = detail
-      .map((issue) => {
-        const known = ValidationIssue.safeParse(issue);
-        return known.success ? `${known.data.loc?.join(".") ?? ""}: ${known.data.msg ?? ""}` : String(issue);
-      })
-      .join("; ");
-  }
-  const rawCode = inner.code ?? inner.type ?? inner.status ?? record.code;
-  return { message, code: rawCode === undefined || rawCode === null ? undefined : String(rawCode) };
-}
-
-const noSuchJob = (provider: ProviderName) =>
+/** What a 404 on a job means (submit-failure.ts takes it off again: a submission names no job). */
+export const noSuchJob = (provider: ProviderName) =>
   `${provider} has no such job (expired, deleted, or another account's).`;
 
 /** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
@@ -118,6 +76,8 @@ export async function failureFromResponse(
   body: unknown,
   clock: () => Date = () => new Date(),
 ): Promise<HttpFailure> {
+  // Reading an error body is a cold path: its schemas load with the first failed response.
+  const { describe } = await import("./error-body.js");
   const { message, code } = describe(body);
   const requestId = requestIdHeaders.map((h) => response.headers.get(h)).find((v) => v) ?? undefined;
   return {
@@ -175,24 +135,6 @@ function within<T>(work: Promise<T>, ms: number, request: Request, abort: AbortC
   });
 }
 
-/** An error body as text, parsed when it says it is JSON (`*\/json`, `*+json`); undefined when empty or unreadable. */
-async function errorBody(response: Response, ms: number, request: Request, abort: AbortController) {
-  let text: string;
-  try {
-    text = await within(response.text(), ms, request, abort);
-  } catch {
-    return undefined;
-  }
-  if (!text) return undefined;
-  const type = (response.headers.get("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  if (!/\/(?:.*[.+-])?json$/.test(type)) return text;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
 function requestFor(
   options: HttpClientOptions,
   method: string,
@@ -236,7 +178,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const response = Promise.resolve().then(async () => {
       const answer = await within(options.fetch(request), timeoutMs, request, abort);
       if (answer.ok || init.throwHttpErrors === false) return answer;
-      const body = await errorBody(answer, timeoutMs, request, abort);
+      const { errorBody } = await import("./error-body.js");
+      const body = await errorBody(answer, () => within(answer.text(), timeoutMs, request, abort));
       const failure = await failureFromResponse(options.provider, answer, body, options.clock);
       throw options.classify?.(failure) ?? errorFromFailure(failure);
     });
@@ -257,9 +200,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
 /**
  * Maps whatever a transport call threw onto Sonde's errors. Our own errors pass
- * through; the caller's abort becomes `JobAbortedError`; a connection never made (see
- * network.ts) is a `ConnectionError`; anything else (reset, timeout) is a retryable
- * `StreamInterruptedError`.
+ * through; the caller's abort becomes `JobAbortedError`; anything else (reset,
+ * DNS, TLS, timeout) is a retryable `StreamInterruptedError`.
  */
 export function toTransportError(error: unknown, provider: ProviderName, signal?: AbortSignal): SondeError {
   if (SondeError.isInstance(error)) return error;
@@ -267,23 +209,31 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
     return signal.reason instanceof SondeError
       ? signal.reason
       : new JobAbortedError("aborted", signal.reason);
-  const neverSent = connectionFailure(error, provider);
-  if (neverSent) return neverSent;
   const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new StreamInterruptedError(`${provider}: connection lost (${detail})`, { provider, cause: error });
 }
 
-const unsure = "It may or may not have started and billed; Sonde did not resend it: check the dashboard.";
-
-/** Statuses a gateway sends when it lost the engine mid-request: the job may exist behind them. */
-const gatewayFailures = new Set([502, 504, 524]);
+/**
+ * `toTransportError`, but a connection never made is a `ConnectionError` naming its code.
+ * Telling it apart is a cold path: network.ts loads with the first such failure.
+ */
+export async function typedTransportError(
+  error: unknown,
+  provider: ProviderName,
+  signal?: AbortSignal,
+): Promise<SondeError> {
+  if (SondeError.isInstance(error) || signal?.aborted) return toTransportError(error, provider, signal);
+  const { connectionFailure } = await import("./network.js");
+  return connectionFailure(error, provider) ?? toTransportError(error, provider);
+}
 
 /**
  * Sends a job-creating request exactly once. A typed HTTP error (a status line came
  * back, so the job was not created) is rethrown as is — 429/5xx stay retryable — except
- * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing. A failure that
- * proves the request never left (see network.ts) is a retryable `ConnectionError`. Any
- * other failure (timeout, reset) may have created the job: `IndeterminateSubmissionError`.
+ * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing, and a 404 (no job
+ * was named yet). A failure that proves the request never left (see network.ts) is a retryable
+ * `ConnectionError`. Any other failure (timeout, reset) may have created the job:
+ * `IndeterminateSubmissionError`. (See submit-failure.ts, loaded with the first failure.)
  */
 export async function submitOnce<T>(
   provider: ProviderName,
@@ -293,38 +243,6 @@ export async function submitOnce<T>(
   try {
     return await send();
   } catch (error) {
-    if (
-      SondeError.isInstance(error) &&
-      !IndeterminateSubmissionError.isInstance(error) &&
-      error.status !== undefined &&
-      gatewayFailures.has(error.status)
-    ) {
-      // A gateway lost or timed out on the engine behind it: the status line is the gateway's,
-      // and the engine may have accepted (and be billing) the job.
-      throw new IndeterminateSubmissionError(
-        `${provider}: the job submission got a gateway error (${error.status}). ${unsure}`,
-        {
-          provider,
-          status: error.status,
-          ...(error.requestId !== undefined && { requestId: error.requestId }),
-          cause: error,
-        },
-      );
-    }
-    if (JobNotFoundError.isInstance(error))
-      // No job was named yet: the path (base URL), the model or a previous job is what was not found.
-      throw new InvalidRequestError(
-        `${error.message.replace(` ${noSuchJob(provider)}`, "")} No job was created: check the ${provider} baseURL (and path), model and previousJobId.`,
-        { provider, status: 404, requestId: error.requestId, providerCode: error.providerCode, cause: error },
-      );
-    if (SondeError.isInstance(error)) throw error;
-    // Refused, unresolved or failed TLS: nothing was sent, so the job's retry policy may resend it.
-    const typed = toTransportError(error, provider, signal);
-    if (signal.aborted || ConnectionError.isInstance(typed)) throw typed;
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new IndeterminateSubmissionError(
-      `${provider}: the job submission got no answer (${detail}). ${unsure}`,
-      { provider, cause: error },
-    );
+    throw (await import("./submit-failure.js")).submitFailure(error, provider, signal);
   }
 }

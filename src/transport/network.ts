@@ -81,17 +81,20 @@ export function neverSentCode(error: unknown): string | undefined {
 export function connectionFailure(error: unknown, provider: ProviderName): ConnectionError | undefined {
   const code = neverSentCode(error);
   if (code === undefined) return undefined;
-  const what =
-    code === "BAD_PORT"
-      ? "fetch blocks this port: use another"
-      : dnsCodes.has(code)
-        ? "could not resolve the host"
-        : /CERT|TLS|SSL/.test(code)
-          ? "the TLS handshake failed"
-          : "could not connect";
-  return new ConnectionError(
-    `${provider}: ${what} (${code}); the request was never sent: check the base URL.`,
-    // A blocked port is blocked again: not worth a retry.
-    { provider, networkCode: code, cause: error, retryable: code !== "BAD_PORT" },
-  );
+  const blocked = code === "BAD_PORT";
+  const what = blocked
+    ? "fetch blocks this port"
+    : dnsCodes.has(code)
+      ? "could not resolve the host name"
+      : /CERT|TLS|SSL/.test(code)
+        ? "the TLS handshake failed"
+        : "could not connect";
+  const hint = blocked ? "Use another port." : "Check the base URL, DNS, proxy and certificates.";
+  // A blocked port is blocked again: not worth a retry.
+  return new ConnectionError(`${provider}: ${what} (${code}); the request was never sent. ${hint}`, {
+    provider,
+    networkCode: code,
+    cause: error,
+    retryable: !blocked,
+  });
 }

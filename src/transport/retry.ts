@@ -1,4 +1,3 @@
-import pRetry from "p-retry";
 import { JobAbortedError, SondeError } from "../errors.js";
 import type { RetryPolicy } from "../provider.js";
 
@@ -54,12 +53,35 @@ export interface RetryOptions {
 /**
  * Runs `operation` under p-retry: jittered exponential backoff between
  * `minDelayMs` and `maxDelayMs`, at most `attempts` retries, aborted by `signal`,
- * and never sooner than the server's `Retry-After`.
+ * and never sooner than the server's `Retry-After`. p-retry is loaded on the first failure
+ * (most calls succeed at once), which is then handed to it as attempt 1, so the backoff,
+ * callbacks and errors are p-retry's own from there on.
  */
-export function withRetry<T>(operation: (attempt: number) => Promise<T>, options: RetryOptions): Promise<T> {
+export async function withRetry<T>(
+  operation: (attempt: number) => Promise<T>,
+  options: RetryOptions,
+): Promise<T> {
+  const { signal } = options;
+  signal.throwIfAborted();
+  let first: unknown;
+  try {
+    const result = await operation(1);
+    signal.throwIfAborted();
+    return result;
+  } catch (error) {
+    first = error;
+  }
+  const { default: pRetry } = await import("p-retry");
+  return pRetry(
+    (attempt) => (attempt === 1 ? Promise.reject(first) : operation(attempt)),
+    retryOptions(options),
+  );
+}
+
+function retryOptions(options: RetryOptions): import("p-retry").Options {
   const { policy, signal } = options;
   const shouldRetry = options.shouldRetry ?? ((error) => SondeError.isInstance(error) && error.retryable);
-  return pRetry(operation, {
+  return {
     retries: Math.max(0, policy.attempts),
     minTimeout: policy.minDelayMs,
     maxTimeout: policy.maxDelayMs,
@@ -74,7 +96,7 @@ export function withRetry<T>(operation: (attempt: number) => Promise<T>, options
       // p-retry waits `retryDelay` after this; make up the difference to honour Retry-After.
       if (retryAfter !== undefined && retryAfter > retryDelay) await sleep(retryAfter - retryDelay, signal);
     },
-  });
+  };
 }
 
 /** Delay before poll number `attempt` (0-based): exponential with full jitter, server hint first. */

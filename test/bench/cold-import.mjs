@@ -3,7 +3,8 @@
  * each run is a fresh Node process that times one dynamic `import()` of dist. The machine is
  * shared, so every round runs `sonde`, `sonde/core` + one engine, and zod (the peer every
  * Sonde app loads anyway, a fixed yardstick) back to back, rotating which goes first; it
- * prints medians and each one's ratio to zod's median in the same run.
+ * prints medians and each one's ratio to zod's median in the same run. "after zod" rows time
+ * the same import in a process that has already imported zod (untimed): Sonde's own share.
  *
  * Env: BENCH_IMPORT_RUNS (15); BENCH_IMPORT_BEFORE, the root of another build of Sonde (an
  * older commit's, built) to time alongside in the same rounds.
@@ -21,15 +22,19 @@ const targets = {
   'import("sonde")': [`${root}dist/index.js`],
   "sonde/core + openai": [`${root}dist/core.js`, `${root}dist/providers/openai.js`],
   'import("zod")': ["zod"],
+  "sonde after zod": { preload: "zod", specifiers: [`${root}dist/index.js`] },
   ...(before && {
     'before: import("sonde")': [`${before}/dist/index.js`],
     "before: sonde/core + openai": [`${before}/dist/core.js`, `${before}/dist/providers/openai.js`],
+    "before: sonde after zod": { preload: "zod", specifiers: [`${before}/dist/index.js`] },
   }),
 };
 
 /** Times the imports in a fresh process, from the first `import()` to the last one settled. */
-async function once(specifiers) {
-  const script = `const t = performance.now(); for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log(performance.now() - t);`;
+async function once(target) {
+  const { preload, specifiers } = Array.isArray(target) ? { specifiers: target } : target;
+  const warm = preload ? `await import(${JSON.stringify(preload)}); ` : "";
+  const script = `${warm}const t = performance.now(); for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log(performance.now() - t);`;
   const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
   return Number(stdout.trim());
 }

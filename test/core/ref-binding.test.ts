@@ -4,6 +4,7 @@
  * refused before any request.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import type { ProviderName } from "../../src/events.js";
 import {
   InvalidRequestError,
   type JobRef,
@@ -11,6 +12,7 @@ import {
   type ResearchJob,
   Sonde,
 } from "../../src/index.js";
+import { credentialTag } from "../../src/ref-binding.js";
 import { clearMocks, mockResearch } from "../../src/testing/index.js";
 
 afterEach(() => clearMocks());
@@ -43,10 +45,23 @@ async function expectRefused(sonde: Sonde, input: unknown, field: "credential" |
   const ref = input as JobRef; // possibly tampered with: the run-time checks are under test
   const options = owner === undefined ? {} : { owner };
   let thrown: unknown;
+  let job: ResearchJob | undefined;
   try {
-    sonde.research.attach(ref, options);
+    job = sonde.research.attach(ref, options);
   } catch (error) {
     thrown = error;
+  }
+  if (job) {
+    // A tag that does not match is found by hashing, which is async: the job refuses when it
+    // first runs, before its first request, and delivers no event.
+    expect(field).toBe("credential");
+    thrown = await job.result().catch((error: unknown) => error);
+    const events: unknown[] = [];
+    const iterated = (async () => {
+      for await (const event of sonde.research.attach(ref, options)) events.push(event);
+    })();
+    await expect(iterated).rejects.toSatisfy((e) => RefOwnershipError.isInstance(e) && e.field === field);
+    expect(events).toEqual([]);
   }
   expect(RefOwnershipError.isInstance(thrown), `attach: ${String(thrown)}`).toBe(true);
   expect((thrown as RefOwnershipError).field).toBe(field);
@@ -93,6 +108,54 @@ describe("ref credential binding", () => {
     await expectRefused(client({ apiKey: KEY_A }).sonde, next, "credential");
     expect(client({ apiKey: KEY_B }).sonde.research.attach(next)).toBeTruthy();
     job.abort();
+  });
+
+  it("computes the same tags as before the key derivation moved to WebCrypto (stored refs still verify)", async () => {
+    // Computed by the previous, all-@noble/hashes implementation (PBKDF2-SHA-256, 5,000 rounds, then HMAC-SHA-256).
+    const vectors: [ProviderName, string, string, string | undefined, string][] = [
+      ["openai", KEY_A, "resp_68a1f0c2b3e4d5", undefined, "h1.2ad4769e03c1ae91f519be6b"],
+      ["openai", KEY_A, "resp_68a1f0c2b3e4d5", "tenant-a", "h1.3a9a3c5f89df213fdcffba5a"],
+      [
+        "gemini",
+        "AIzaSy-test-ünïcødé-key",
+        "interactions/v1_abc",
+        "user é 42",
+        "h1.e21560a0a3d0c35c2e638c79",
+      ],
+      ["hosted", "k", "job_1", undefined, "h1.337fa7d6bab204a4f1bd4bea"],
+    ];
+    for (const [provider, key, jobId, owner, tag] of vectors)
+      expect(await credentialTag(provider, key, jobId, owner)).toBe(tag);
+    // A ref stored with such a tag passes the check: its first request goes out (and is refused here).
+    const stored: JobRef = {
+      v: 1,
+      provider: "openai",
+      model: "openai:gpt-5.5-pro",
+      jobId: "resp_68a1f0c2b3e4d5",
+      createdAt: "2026-05-01T00:00:00.000Z",
+      credential: "h1.3a9a3c5f89df213fdcffba5a",
+      owner: "tenant-a",
+      resume: {},
+    };
+    const requests: unknown[] = [];
+    const sonde = new Sonde({
+      openai: { apiKey: KEY_A },
+      owner: "tenant-a",
+      fetch: async (...args) => {
+        requests.push(args);
+        return new Response(JSON.stringify({ error: { message: "no" } }), { status: 401 });
+      },
+      env: {},
+    });
+    const job = sonde.research.attach(stored);
+    expect(job.toRef().credential).toBe(stored.credential);
+    await expect(job.result()).rejects.toSatisfy((e) => !RefOwnershipError.isInstance(e));
+    expect(requests.length).toBeGreaterThan(0);
+    expect(job.toRef().credential).toBe(stored.credential);
+    const edited = { ...stored, credential: "h1.3a9a3c5f89df213fdcffba5b" };
+    const other = client({ apiKey: KEY_A, owner: "tenant-a" });
+    await expectRefused(other.sonde, edited, "credential");
+    expect(other.requests).toEqual([]);
   });
 
   it("rejects previousApiKeys that are not a list of keys", () => {

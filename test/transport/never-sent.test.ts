@@ -105,7 +105,7 @@ describe("a job submission that never left", () => {
     expect(ConnectionError.isInstance(error), String(error)).toBe(true);
     expect(error).toMatchObject({ retryable: false, networkCode: "BAD_PORT", provider: "openai" });
     expect((error as Error).message).toMatch(
-      /fetch blocks this port: use another \(BAD_PORT\); the request was never sent/,
+      /fetch blocks this port \(BAD_PORT\); the request was never sent\. Use another port\./,
     );
     expect(attempts).toBe(1); // the same port is blocked again: no retry
   });

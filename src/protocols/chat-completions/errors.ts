@@ -11,32 +11,36 @@ import { InvalidRequestError, ProviderUnavailableError, type SondeError } from "
 import type { EventError, ProviderName } from "../../events.js";
 import { errorFromFailure, type HttpFailure } from "../../transport/http.js";
 
-const Availability = z.object({ code: z.string().nullish(), retryable: z.boolean().nullish() });
+const Availability = z.lazy(() => z.object({ code: z.string().nullish(), retryable: z.boolean().nullish() }));
 
 /** The `error` object of a body or a chunk. */
-export const ErrorObject = z.object({
-  /** Documented as a number (the HTTP status); one doc example shows a string. */
-  code: z.union([z.number(), z.string()]).nullish(),
-  message: z.string().nullish(),
-  metadata: z
-    .object({
-      error_type: z.string().nullish(),
-      provider_code: z.unknown().optional(),
-      /** Moderation: why the input was flagged. */
-      reasons: z.unknown().optional(),
-      flagged_input: z.unknown().optional(),
-    })
-    .nullish()
-    .catch(undefined),
-  availability: Availability.nullish().catch(undefined),
-});
+export const ErrorObject = z.lazy(() =>
+  z.object({
+    /** Documented as a number (the HTTP status); one doc example shows a string. */
+    code: z.union([z.number(), z.string()]).nullish(),
+    message: z.string().nullish(),
+    metadata: z
+      .object({
+        error_type: z.string().nullish(),
+        provider_code: z.unknown().optional(),
+        /** Moderation: why the input was flagged. */
+        reasons: z.unknown().optional(),
+        flagged_input: z.unknown().optional(),
+      })
+      .nullish()
+      .catch(undefined),
+    availability: Availability.nullish().catch(undefined),
+  }),
+);
 export type ErrorObject = z.infer<typeof ErrorObject>;
 
 /** A whole error response body; `availability` sits beside `error` or inside it. */
-export const ErrorBody = z.object({
-  error: ErrorObject.nullish().catch(undefined),
-  availability: Availability.nullish().catch(undefined),
-});
+export const ErrorBody = z.lazy(() =>
+  z.object({
+    error: ErrorObject.nullish().catch(undefined),
+    availability: Availability.nullish().catch(undefined),
+  }),
+);
 
 /** How one provider words its errors. */
 export interface ChatErrorDialect {

@@ -6,10 +6,9 @@
 import { z } from "zod";
 import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
-import { InvalidRefError, InvalidRequestError } from "../../errors.js";
+import { InvalidRefError } from "../../errors.js";
 import { isTerminal } from "../../events.js";
 import {
-  type CancelReport,
   type ProviderContext,
   type ResearchAdapter,
   type ResolvedRequest,
@@ -20,11 +19,11 @@ import type { JobRef } from "../../ref.js";
 import type { RequestOption } from "../../request.js";
 import { LastBatch, readResumeState } from "../../resume-state.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { retrieveResponse, settleResponse } from "./retrieve.js";
+import { retrieveResponse } from "./retrieve.js";
 import { ResponsesSession } from "./session.js";
-import { cancelOutcome, jobStatusOf } from "./status.js";
+import { jobStatusOf } from "./status.js";
 import { reportOf } from "./text.js";
-import { WireResponse } from "./wire.js";
+import type { WireResponse } from "./wire.js";
 
 export interface ResponsesAdapterOptions {
   engine: ResponsesEngine;
@@ -43,16 +42,18 @@ export interface ResponsesAdapterOptions {
 }
 
 /** What `resumeState()` writes into a ref; older refs without it still attach. */
-const ResumeState = z.object({
-  reportLength: z.number().int().nonnegative().optional(),
-  citations: z.number().int().nonnegative().optional(),
-  trail: z.number().int().nonnegative().optional(),
-  includeThinking: z.boolean().optional(),
-  polling: z.boolean().optional(),
-  endedAt: z.string().optional(),
-  pollOnly: z.boolean().optional(),
-  last: LastBatch.optional(),
-});
+const ResumeState = z.lazy(() =>
+  z.object({
+    reportLength: z.number().int().nonnegative().optional(),
+    citations: z.number().int().nonnegative().optional(),
+    trail: z.number().int().nonnegative().optional(),
+    includeThinking: z.boolean().optional(),
+    polling: z.boolean().optional(),
+    endedAt: z.string().optional(),
+    pollOnly: z.boolean().optional(),
+    last: LastBatch.optional(),
+  }),
+);
 type ResumeState = z.infer<typeof ResumeState>;
 
 const resumeOf = (ref: JobRef): ResumeState => readResumeState(ref, ResumeState);
@@ -135,7 +136,14 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
     /** One GET. The report and its citations are included once the job has ended. */
     get: async (ref, context) => snapshotOf(engine, ref, await retrieveResponse(engine, ref, context)),
 
-    cancel: (ref, context) => cancelResponse(engine, ref, context, options.cancelWaitMs?.(context) ?? 0),
+    // A cancel is a rare path: its polling and outcomes load with the first one (cancel.ts).
+    cancel: async (ref, context) =>
+      (await import("./cancel.js")).cancelResponse(
+        engine,
+        ref,
+        context,
+        options.cancelWaitMs?.(context) ?? 0,
+      ),
   };
 }
 
@@ -165,7 +173,7 @@ function attachSession(engine: ResponsesEngine, ref: JobRef, context: ProviderCo
 }
 
 /** What its output shows counts even when `usage` is null (a cancelled run). */
-function usageOf(engine: ResponsesEngine, response: WireResponse) {
+export function usageOf(engine: ResponsesEngine, response: WireResponse) {
   const final = reportOf(response, engine.dialect);
   const searches = final.searchIds.length;
   const counted = response.usage || searches > 0 || final.fetches > 0;
@@ -193,33 +201,4 @@ function snapshotOf(engine: ResponsesEngine, ref: JobRef, response: WireResponse
     }),
     raw: response,
   };
-}
-
-async function cancelResponse(
-  engine: ResponsesEngine,
-  ref: JobRef,
-  context: ProviderContext,
-  waitMs: number,
-): Promise<CancelReport> {
-  const { endpoints, dialect } = engine;
-  let response: WireResponse;
-  let acked = false;
-  try {
-    const json = await endpoints.http(context).post(endpoints.cancelPath(context, ref.jobId)).json();
-    const parsed = WireResponse.safeParse(json);
-    // OpenAI answers with the Response; Perplexity with an ack (`cancelling`): then look.
-    acked = !parsed.success;
-    response = parsed.success ? parsed.data : await retrieveResponse(engine, ref, context);
-  } catch (error) {
-    // A refused cancel (e.g. the job already ended): say what state it is in.
-    if (!InvalidRequestError.isInstance(error)) throw error;
-    response = await retrieveResponse(engine, ref, context);
-    if (!isTerminal(jobStatusOf(response.status))) throw error;
-  }
-  if (acked) response = await settleResponse(engine, ref, context, response, waitMs);
-  const outcome = cancelOutcome(dialect.label, jobStatusOf(response.status));
-  if (outcome.outcome !== "cancelled") return outcome;
-  // A cancelled run's usage is null: what its output shows is still worth an estimate.
-  const { usage } = usageOf(engine, response);
-  return { ...outcome, ...(usage && { usage }) };
 }

@@ -1,9 +1,8 @@
 /**
  * Response statuses and terminal events of the Responses protocol, and what they mean
- * for a Sonde job (and for a cancel).
+ * for a Sonde job (what a cancel achieved is in cancel.ts).
  */
-import { isTerminal, type JobStatus } from "../../events.js";
-import type { CancelOutcome } from "../../provider.js";
+import type { JobStatus } from "../../events.js";
 
 /** British `cancelled`, as on the wire (both providers). */
 export const statusOf: Readonly<Record<string, JobStatus>> = {
@@ -37,18 +36,3 @@ export const terminalOfEvent: Readonly<Record<string, JobStatus>> = {
 
 /** Stream events after which the server sends nothing more for this response. */
 export const terminalEventTypes: ReadonlySet<string> = new Set([...Object.keys(terminalOfEvent), "error"]);
-
-/** What a cancel achieved, from the status the job was seen in afterwards. */
-export function cancelOutcome(provider: string, status: JobStatus): CancelOutcome {
-  if (status === "cancelled") return { outcome: "cancelled", finalStatus: "cancelled" };
-  if (isTerminal(status))
-    return {
-      outcome: "already-terminal",
-      finalStatus: status,
-      detail: `The job had already ended (${status}) when the cancel arrived: it finished first.`,
-    };
-  return {
-    outcome: "pending",
-    detail: `${provider} took the cancel but the job is still ${status}; get() or attach the ref to see it stop.`,
-  };
-}
