@@ -3,6 +3,7 @@ import { type ResearchResult, ResultAggregator } from "./aggregate.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
 import {
   type AbortedJobState,
+  ConnectionError,
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
@@ -33,7 +34,7 @@ import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import type { RefBinding } from "./ref-binding.js";
 import type { CapCrossing, SpendMeter } from "./spend.js";
-import { toTransportError } from "./transport/http.js";
+import { toTransportError, typedTransportError } from "./transport/http.js";
 import type { SubmitRateLimit } from "./transport/rate-limit.js";
 import { withRetry } from "./transport/retry.js";
 
@@ -903,7 +904,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     const error = toTransportError(thrown, this.#init.provider, signal);
     this.#failure = error;
-    const interrupted = StreamInterruptedError.isInstance(error);
+    // A refused reconnect to a job that exists leaves it running, as a lost stream does.
+    const interrupted =
+      StreamInterruptedError.isInstance(error) ||
+      (ConnectionError.isInstance(error) && this.#id !== undefined);
     const finalStatus: JobStatus = interrupted ? "incomplete" : "failed";
     tail.push(
       this.#number({
@@ -1013,7 +1017,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
               }
             }
           } catch (error) {
-            throw toTransportError(error, this.#init.provider, signal);
+            // A connection never made (an attach refused) is a ConnectionError, not a drop.
+            throw await typedTransportError(error, this.#init.provider, signal);
           }
         };
         let first: WireEvent | undefined;

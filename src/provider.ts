@@ -211,6 +211,10 @@ export interface ResearchAdapter {
   readonly settingsSchema?: z.ZodType;
   /** Optional request fields this engine honours; any other field that is set is rejected. */
   readonly supports: readonly RequestOption[];
+  /** Throws for a ref this engine can never follow (a retired model's): run before the key check. */
+  checkRef?(ref: JobRef): void;
+  /** Throws for settings a real request needs (hosted's base URL); checked with the key, skipped under mocks. */
+  checkConfig?(context: ProviderContext): void;
   /** Field-level checks beyond `supports`; throws `UnsupportedOptionError`/`InvalidRequestError`. */
   validate?(request: ResolvedRequest, context: Pick<ProviderContext, "settings" | "extras">): void;
   /**

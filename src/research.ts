@@ -1,7 +1,7 @@
 import { findIn, listIn, type ModelFilter } from "../catalog/lookup.js";
 import type { ModelInfo } from "../catalog/schema.js";
 import { emptyUsage, mergeUsage } from "./cost.js";
-import { AuthenticationError, InvalidRefError, InvalidRequestError, SondeError } from "./errors.js";
+import { AuthenticationError, InvalidRefError, InvalidRequestError } from "./errors.js";
 import { type CostEstimate, estimateOf } from "./estimate.js";
 import type { ProviderName } from "./events.js";
 import { ResearchJob } from "./job.js";
@@ -24,7 +24,7 @@ import {
   verifyCredential,
 } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
-import { toTransportError } from "./transport/http.js";
+import { typedTransportError } from "./transport/http.js";
 import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
 
 /**
@@ -32,10 +32,7 @@ import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
  * connection is a `ConnectionError`, anything else a lost connection, typed like the rest.
  */
 async function typedFailure(error: unknown, provider: ProviderName): Promise<never> {
-  if (SondeError.isInstance(error)) throw error;
-  // Telling a refused connection apart is a cold path: network.ts loads with the first one.
-  const { connectionFailure } = await import("./transport/network.js");
-  throw connectionFailure(error, provider) ?? toTransportError(error, provider);
+  throw await typedTransportError(error, provider);
 }
 
 /** Options of a call that reads or cancels a job by its ref. */
@@ -133,7 +130,7 @@ export class ResearchNamespace {
     const identity = this.#identity(context, options.owner);
     const mocked = mockHook()?.start(resolved);
     const adapter = this.#adapter(resolved.provider);
-    if (!mocked) this.#requireKey(resolved.provider, context);
+    if (!mocked) this.#requireConfig(resolved.provider, context);
     const session = mocked ?? adapter.start(resolved, context);
     prepareBinding(identity);
     const maxCostUSD = resolved.budget?.maxCostUSD;
@@ -177,7 +174,7 @@ export class ResearchNamespace {
     const identity = this.#identity(context, options.owner);
     checkRefBinding(parsed, identity);
     const mocked = mockHook()?.attach(parsed);
-    if (!mocked) this.#requireKey(parsed.provider, context);
+    if (!mocked) this.#requireConfig(parsed.provider, context);
     const session =
       mocked ??
       this.#adapter(parsed.provider).attach(parsed, context, {
@@ -188,9 +185,7 @@ export class ResearchNamespace {
     const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, info.limits.maxDurationMs);
     const { maxCostUSD } = options;
     if (maxCostUSD !== undefined && !(Number.isFinite(maxCostUSD) && maxCostUSD > 0))
-      throw new InvalidRequestError(
-        `attach: maxCostUSD must be a positive number of dollars (got ${maxCostUSD}).`,
-      );
+      throw new InvalidRequestError(`attach: maxCostUSD must be a positive number (got ${maxCostUSD}).`);
     const pollOnly = info.capabilities.pollOnly;
     return new ResearchJob({
       maxCostUSD,
@@ -233,7 +228,7 @@ export class ResearchNamespace {
     await verifyCredential(parsed, identity);
     const mocked = mockHook()?.get(parsed);
     if (mocked) return mocked;
-    this.#requireKey(parsed.provider, context);
+    this.#requireConfig(parsed.provider, context);
     const snapshot = await this.#adapter(parsed.provider)
       .get(parsed, context)
       .catch((error: unknown) => typedFailure(error, parsed.provider));
@@ -251,7 +246,7 @@ export class ResearchNamespace {
     await verifyCredential(parsed, identity);
     const mocked = mockHook()?.cancel(parsed);
     if (mocked) return mocked;
-    this.#requireKey(parsed.provider, context);
+    this.#requireConfig(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
       .cancel(parsed, context)
       .catch((error: unknown) => typedFailure(error, parsed.provider));
@@ -281,7 +276,7 @@ export class ResearchNamespace {
   validate(request: ResearchRequest): ResolvedRequest {
     const resolved = this.#resolve(request);
     if (!mockHook()?.claims?.(resolved))
-      this.#requireKey(resolved.provider, this.#contextFor(resolved.provider));
+      this.#requireConfig(resolved.provider, this.#contextFor(resolved.provider));
     return resolved;
   }
 
@@ -308,14 +303,15 @@ export class ResearchNamespace {
     if (!adapter)
       throw new InvalidRefError(
         "provider",
-        `No ${provider} engine is available in this client: pass it in createSonde({ adapters }) (import it from "sonde/providers/${provider}").`,
+        `No ${provider} engine in this client: pass it in createSonde({ adapters }) (from "sonde/providers/${provider}").`,
       );
     return adapter;
   }
 
   #modelOf(ref: JobRef): ModelInfo {
     // A ref of an engine this client lacks: say which engine to add, before "unknown model".
-    this.#adapter(ref.provider);
+    // A retired model's ref fails before the key check: a missing key is not the problem.
+    this.#adapter(ref.provider).checkRef?.(ref);
     const info = findIn(this.#models, ref.model);
     if (info && info.provider !== ref.provider)
       throw new InvalidRefError(
@@ -325,12 +321,13 @@ export class ResearchNamespace {
     if (!info)
       throw new InvalidRefError(
         "model",
-        `The ref names model "${ref.model}", which this Sonde's catalog does not know (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
+        `This Sonde does not know the ref's model "${ref.model}" (a newer Sonde's ref?). Pass the object job.toRef() returned.`,
       );
     return info;
   }
 
-  #requireKey(provider: ProviderName, context: ProviderContext): void {
+  #requireConfig(provider: ProviderName, context: ProviderContext): void {
+    this.#adapters[provider]?.checkConfig?.(context);
     const env = envNames[provider];
     if (env && !context.settings.apiKey) {
       throw new AuthenticationError(
@@ -346,7 +343,7 @@ function checkOwner(owner: unknown, where: string): string | undefined {
   if (owner === undefined) return undefined;
   if (typeof owner !== "string" || owner.length === 0 || owner.length > refLimits.owner)
     throw new InvalidRequestError(
-      `${where} must be a non-empty string of at most ${refLimits.owner} characters (a tenant or user id).`,
+      `${where} must be a non-empty string of at most ${refLimits.owner} characters.`,
     );
   return owner;
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { run } from "../src/cli/main.js";
+import { describeFailure, run } from "../src/cli/main.js";
 import { JobAbortedError, Sonde } from "../src/index.js";
 import { clearMocks, mockResearch } from "../src/testing/index.js";
 
@@ -257,6 +257,16 @@ describe("sonde CLI", () => {
     const help = io();
     expect(await run(["--help"], help.io, client())).toBe(0);
     expect(help.out()).toMatch(/^Usage:/);
+  });
+
+  it("models --provider with an unknown name is a usage error listing the valid names", async () => {
+    const error = await run(["models", "--provider", "nope"], io().io, client()).catch((e: unknown) => e);
+    const { message, exitCode } = describeFailure(error);
+    expect(exitCode).toBe(2);
+    expect(message).toContain(
+      'unknown provider "nope": use one of openai, gemini, openrouter, perplexity, hosted, portable',
+    );
+    expect(message).toContain("Usage: sonde models");
   });
 
   it("usage errors are reported, not thrown as crashes", async () => {

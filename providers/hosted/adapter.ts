@@ -275,7 +275,7 @@ export const hostedAdapter: ResearchAdapter = {
   // limits are not in `supports`, so the core rejects them before anything is sent or billed.
   supports: ["instructions", "asOf", "output"],
 
-  validate(_request, context) {
+  checkConfig(context) {
     if (!context.settings.baseURL) throw missingBaseURL();
   },
 

@@ -72,6 +72,7 @@ function guard(ref: JobRef): void {
 export const perplexityAdapter: ResearchAdapter = {
   ...agent,
   settingsSchema: perplexitySettingsSchema,
+  checkRef: guard,
   attach(ref, context) {
     guard(ref);
     return agent.attach(ref, context);

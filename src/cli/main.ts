@@ -173,7 +173,11 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
     }
     case "models": {
       const provider = values.provider === undefined ? undefined : ProviderName.safeParse(values.provider);
-      if (provider && !provider.success) throw new UsageError(`unknown provider "${values.provider}"`);
+      if (provider && !provider.success)
+        throw new UsageError(
+          `unknown provider "${values.provider}": use one of ${ProviderName.options.join(", ")}`,
+          command,
+        );
       const models = client.research.listModels(provider ? { provider: provider.data } : {});
       if (values.json) {
         io.stdout(`${JSON.stringify(models, null, 2)}\n`);

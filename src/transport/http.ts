@@ -214,6 +214,20 @@ export function toTransportError(error: unknown, provider: ProviderName, signal?
 }
 
 /**
+ * `toTransportError`, but a connection never made is a `ConnectionError` naming its code.
+ * Telling it apart is a cold path: network.ts loads with the first such failure.
+ */
+export async function typedTransportError(
+  error: unknown,
+  provider: ProviderName,
+  signal?: AbortSignal,
+): Promise<SondeError> {
+  if (SondeError.isInstance(error) || signal?.aborted) return toTransportError(error, provider, signal);
+  const { connectionFailure } = await import("./network.js");
+  return connectionFailure(error, provider) ?? toTransportError(error, provider);
+}
+
+/**
  * Sends a job-creating request exactly once. A typed HTTP error (a status line came
  * back, so the job was not created) is rethrown as is — 429/5xx stay retryable — except
  * a gateway's bad-gateway or timeout (502, 504, 524), which proves nothing, and a 404 (no job

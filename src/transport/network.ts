@@ -64,6 +64,8 @@ export function neverSentCode(error: unknown): string | undefined {
   for (let depth = 0; depth < 5 && current && typeof current === "object"; depth++) {
     const code = codeOf(current);
     if (code && neverSentCodes.has(code)) return code;
+    // fetch refuses the spec's "bad ports" before connecting; undici gives no code, only this message.
+    if ((current as Error).message === "bad port") return "BAD_PORT";
     // Node's aggregate of every address tried (IPv4 and IPv6): all of them must have refused.
     const errors = (current as { errors?: unknown }).errors;
     if (Array.isArray(errors) && errors.length > 0) {
@@ -79,13 +81,20 @@ export function neverSentCode(error: unknown): string | undefined {
 export function connectionFailure(error: unknown, provider: ProviderName): ConnectionError | undefined {
   const code = neverSentCode(error);
   if (code === undefined) return undefined;
-  const what = dnsCodes.has(code)
-    ? "could not resolve the host name"
-    : /CERT|TLS|SSL/.test(code)
-      ? "the TLS handshake failed"
-      : "could not connect";
-  return new ConnectionError(
-    `${provider}: ${what} (${code}); the request was never sent. Check the base URL, DNS, proxy and certificates.`,
-    { provider, networkCode: code, cause: error },
-  );
+  const blocked = code === "BAD_PORT";
+  const what = blocked
+    ? "fetch blocks this port"
+    : dnsCodes.has(code)
+      ? "could not resolve the host name"
+      : /CERT|TLS|SSL/.test(code)
+        ? "the TLS handshake failed"
+        : "could not connect";
+  const hint = blocked ? "Use another port." : "Check the base URL, DNS, proxy and certificates.";
+  // A blocked port is blocked again: not worth a retry.
+  return new ConnectionError(`${provider}: ${what} (${code}); the request was never sent. ${hint}`, {
+    provider,
+    networkCode: code,
+    cause: error,
+    retryable: !blocked,
+  });
 }

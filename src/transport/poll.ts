@@ -1,6 +1,6 @@
 import type { ProviderName } from "../events.js";
 import type { Logger, RetryPolicy, WireEvent } from "../provider.js";
-import { type HttpClient, toTransportError } from "./http.js";
+import { type HttpClient, typedTransportError } from "./http.js";
 import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
 
 export interface Polled<T> {
@@ -32,7 +32,7 @@ export async function getJson(
     const response = await http.get(target, { signal: options.signal });
     return { value: await response.json(), retryAfterMs: parseRetryAfter(response.headers, options.clock()) };
   } catch (error) {
-    throw toTransportError(error, options.provider, options.signal);
+    throw await typedTransportError(error, options.provider, options.signal);
   }
 }
 
@@ -67,7 +67,7 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
         try {
           return await options.fetch(signal);
         } catch (error) {
-          throw toTransportError(error, provider, signal);
+          throw await typedTransportError(error, provider, signal);
         }
       },
       {

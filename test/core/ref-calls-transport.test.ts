@@ -55,3 +55,41 @@ describe("get and cancel of a ref over a failing connection", () => {
     },
   );
 });
+
+describe("attach over a refused connection", () => {
+  const streamed: JobRef = {
+    v: 1,
+    provider: "perplexity",
+    model: "perplexity:medium",
+    jobId: "resp_0f3c1d5e8a444c1e9d0b2b6f",
+    createdAt: "2026-12-01T10:00:00.000Z",
+    resume: {},
+  };
+  it.each([
+    ["polled", ref],
+    ["streamed", streamed],
+  ] as const)("%s: is a ConnectionError naming its code, not a lost stream", async (_kind, jobRef) => {
+    const client = new Sonde({
+      env: {},
+      openai: { apiKey: KEY, baseURL: `${refusedURL}/v1` },
+      perplexity: { apiKey: KEY, baseURL: refusedURL },
+      retry: { attempts: 0 },
+    });
+    const job = client.research.attach(jobRef);
+    const events: { type: string; error?: { code: string } }[] = [];
+    for await (const event of job) events.push(event as (typeof events)[number]);
+    const error = await job.result().catch((e: unknown) => e);
+    expect(ConnectionError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: "connection_failed",
+      networkCode: "ECONNREFUSED",
+      provider: jobRef.provider,
+    });
+    expect((error as Error).message).toMatch(
+      /could not connect \(ECONNREFUSED\); the request was never sent/,
+    );
+    expect(events.filter((e) => e.type === "error").map((e) => e.error?.code)).toEqual(["connection_failed"]);
+    // The job itself may still be running: the ref stays worth attaching again.
+    expect(job.status).toBe("incomplete");
+  });
+});

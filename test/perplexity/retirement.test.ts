@@ -84,6 +84,21 @@ describe("perplexity:sonar-deep-research is retired", () => {
     expect(requests).toEqual([]);
   });
 
+  it("an old Sonar ref fails as retired, not as a missing key, when no key is set", async () => {
+    const client = new Sonde({ env: {}, retry: fastRetry });
+    const ref: JobRef = {
+      v: 1,
+      provider: "perplexity",
+      model: RETIRED,
+      jobId: "3f0c1d5e-8a44-4c1e-9d0b-2b6f0c4e9a11",
+      createdAt: "2026-09-20T00:00:00.000Z",
+      resume: {},
+    };
+    expect(() => client.research.attach(ref)).toThrow(ModelRetiredError);
+    expectRetired(await client.research.get(ref).catch((e: unknown) => e));
+    expectRetired(await client.research.cancel(ref).catch((e: unknown) => e));
+  });
+
   it("the retired API's 403 chat_completions_not_available is a ModelRetiredError, not a key problem; sent once", async () => {
     const fixture = errors.sonarRetired403!;
     const { client, requests } = recording(() => Response.json(fixture.body, { status: fixture.status }));

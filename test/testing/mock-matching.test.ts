@@ -63,3 +63,14 @@ describe("mockResearch matching", () => {
     expect(await c.research.get(job.toRef())).toMatchObject({ status: "failed" });
   });
 });
+
+describe("a mock needs no engine settings", () => {
+  it("hosted:agents.deep_research under a mock needs no base URL and no key; without one, validate says which is missing", async () => {
+    const bare = new Sonde({ env: {} });
+    const request = { model: "hosted:agents.deep_research", query: "q" };
+    expect(() => bare.research.validate(request)).toThrow(/set SONDE_HOSTED_BASE_URL/);
+    mockResearch("hosted mock").whenModel("hosted:agents.deep_research").register();
+    expect(bare.research.validate(request).provider).toBe("hosted");
+    expect(await report(bare, request.model, request.query)).toBe("hosted mock");
+  });
+});

@@ -93,6 +93,23 @@ describe("a job submission that never left", () => {
     expect(attempts).toBe(4); // the first try and three retries, with backoff
   });
 
+  it("a port fetch blocks (the spec's bad ports, e.g. 9) is a ConnectionError saying so, not resent", async () => {
+    let attempts = 0;
+    const job = start("http://127.0.0.1:9/v1", {
+      fetch: (input, init) => {
+        attempts++;
+        return globalThis.fetch(input, init);
+      },
+    });
+    const error = await job.result().catch((e: unknown) => e);
+    expect(ConnectionError.isInstance(error), String(error)).toBe(true);
+    expect(error).toMatchObject({ retryable: false, networkCode: "BAD_PORT", provider: "openai" });
+    expect((error as Error).message).toMatch(
+      /fetch blocks this port \(BAD_PORT\); the request was never sent\. Use another port\./,
+    );
+    expect(attempts).toBe(1); // the same port is blocked again: no retry
+  });
+
   it.each([
     ["gemini", "gemini:deep-research-preview-04-2026"],
     ["openrouter", "openrouter:perplexity/sonar-deep-research"],
