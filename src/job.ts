@@ -862,10 +862,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    */
   #noteAboveCap(): void {
     const crossing = this.#spend?.crossing();
-    if (crossing) {
-      this.#init.logger.warn("the job ended above its spend cap", { ...crossing });
-      this.#aboveCap = this.#caps!.aboveCapGap(crossing, "final");
-    }
+    if (crossing) this.#aboveCap = this.#caps!.endedAboveCap(crossing, this.#init.logger);
     if (this.#aboveCap) this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 });
   }
 

@@ -158,7 +158,7 @@ function described(crossing: CapCrossing): string {
  * end crossed it (`final`), or the provider finished before Sonde's cancel reached it (`finished-first`).
  * The report is whole; the gap says the money went past the cap, so it is never only a log line.
  */
-export function aboveCapGap(crossing: CapCrossing, why: "final" | "finished-first"): Gap {
+function aboveCapGap(crossing: CapCrossing, why: "final" | "finished-first"): Gap {
   const how =
     why === "final"
       ? "the figures that came with the job's end put it past the cap, so there was nothing left to stop"
@@ -196,6 +196,12 @@ export function capGap(crossing: CapCrossing, outcome: CancelOutcome | { failed:
   }
 }
 
+/** A job already over when the figures that came with its end crossed the cap: said at `warn`, and its gap. */
+export function endedAboveCap(crossing: CapCrossing, logger: Logger): Gap {
+  logger.warn("the job ended above its spend cap", { ...crossing });
+  return aboveCapGap(crossing, "final");
+}
+
 /** What `stopAtCap` needs of the job. */
 export interface CappedJob {
   /** The job is over already (its final figure crossed the cap). */
@@ -215,11 +221,8 @@ export async function stopAtCap(
   crossing: CapCrossing,
   job: CappedJob,
 ): Promise<{ above: Gap } | { outcome: CancelOutcome; gap: Gap }> {
-  if (job.over) {
-    // Crossed by the final figure (poll-only engines report cost only then): nothing left to stop.
-    job.logger.warn("the job ended above its spend cap", { ...crossing });
-    return { above: aboveCapGap(crossing, "final") };
-  }
+  // Crossed by the figures that came with the job's end: nothing left to stop.
+  if (job.over) return { above: endedAboveCap(crossing, job.logger) };
   let outcome: CancelOutcome;
   let gap: Gap;
   try {
