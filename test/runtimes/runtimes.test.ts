@@ -79,6 +79,15 @@ const texts = (events: PlainEvent[]) =>
   events.map((event) => (event.type === "text" ? event.delta : "")).join("");
 const types = (events: PlainEvent[]) => events.map((event) => event.type);
 
+type Cancelled = { outcome: unknown; events: PlainEvent[]; status: string };
+
+/** A cancelled running job: the provider confirmed it, and the stream ended `cancelled`. */
+function expectCancelled(observed: Cancelled): void {
+  expect(observed.outcome).toMatchObject({ outcome: "cancelled" });
+  expect(observed.status).toBe("cancelled");
+  expect(observed.events.at(-1)).toEqual({ type: "done", status: "cancelled" });
+}
+
 function expectIncreasing(seqs: number[]): void {
   for (let i = 1; i < seqs.length; i++) expect(seqs[i], `seq at ${i}`).toBeGreaterThan(seqs[i - 1]!);
 }
@@ -120,13 +129,8 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expect(requests.filter((r) => r.startsWith("POST"))).toHaveLength(1);
     expect(requests.filter((r) => r.startsWith("GET")).length).toBeGreaterThanOrEqual(3);
   },
-  "openai: cancel a running job": (
-    observed: { outcome: unknown; events: PlainEvent[]; status: string },
-    runtime,
-  ) => {
-    expect(observed.outcome).toMatchObject({ outcome: "cancelled" });
-    expect(observed.status).toBe("cancelled");
-    expect(observed.events.at(-1)).toEqual({ type: "done", status: "cancelled" });
+  "openai: cancel a running job": (observed: Cancelled, runtime) => {
+    expectCancelled(observed);
     const cancels = fakes.requests(runtime, "openai-cancel").filter((r) => /^POST .*\/cancel/.test(r));
     expect(cancels).toEqual([`POST /v1/responses/${openaiPoll.queued.id}/cancel`]);
   },
@@ -198,13 +202,8 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expect(requests.filter((r) => r.startsWith("POST"))).toHaveLength(1);
     expect(requests.filter((r) => r.startsWith("GET")).length).toBeGreaterThanOrEqual(3);
   },
-  "hosted: cancel a running job": (
-    observed: { outcome: unknown; events: PlainEvent[]; status: string },
-    runtime,
-  ) => {
-    expect(observed.outcome).toMatchObject({ outcome: "cancelled" });
-    expect(observed.status).toBe("cancelled");
-    expect(observed.events.at(-1)).toEqual({ type: "done", status: "cancelled" });
+  "hosted: cancel a running job": (observed: Cancelled, runtime) => {
+    expectCancelled(observed);
     const deletes = fakes.requests(runtime, "hosted-cancel").filter((r) => r.startsWith("DELETE"));
     expect(deletes).toEqual([`DELETE /v1/jobs/${hosted.queued.job_id}`]);
   },
