@@ -183,6 +183,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #terminal = false;
   /** The job itself is over: the provider reported a terminal status, or a cancel was confirmed. */
   #over = false;
+  /** `cancel()` said `cancelled`: `status` says so at once, iterated or not (the events follow). */
+  #cancelled = false;
   // Delivery position, for the ref.
   #refCursor: string | undefined;
   #refOffset: number | undefined;
@@ -260,7 +262,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /** Latest known status. */
   get status(): JobStatus {
-    return this.#status;
+    return this.#cancelled ? "cancelled" : this.#status;
   }
 
   /**
@@ -419,6 +421,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (!this.#id) {
       if (!this.#started) {
         // Nothing was sent: cancel is complete and local.
+        this.#cancelled = true;
         this.#controller.abort(new CancelledLocally({ outcome: "cancelled", finalStatus: "cancelled" }));
         return { outcome: "cancelled", finalStatus: "cancelled" };
       }
@@ -433,6 +436,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#watch();
     notify(this.#observer, { type: "cancel", by: "user", outcome });
     if (outcome.outcome === "already-terminal") return outcome;
+    if (outcome.outcome === "cancelled") this.#cancelled = true;
     if (outcome.outcome === "cancelled" || outcome.outcome === "transport-only") {
       this.#controller.abort(new CancelledLocally(outcome));
     }

@@ -67,6 +67,27 @@ describe("job.created()", () => {
     expect((await collect(j)).map((e) => e.type)).toEqual(["error", "done"]);
   });
 
+  it("cancel() after created() with nobody iterating says cancelled at once; a later iteration gets the end", async () => {
+    const j = job(fakeSession({ events: script(20) }));
+    await j.created();
+    expect(j.status).toBe("queued");
+    expect(await j.cancel()).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
+    expect(j.status).toBe("cancelled");
+    const received = await collect(j);
+    expect(received.slice(-2)).toMatchObject([
+      { type: "status", status: "cancelled" },
+      { type: "done", status: "cancelled" },
+    ]);
+    expect(j.status).toBe("cancelled");
+    expect((await j.result()).status).toBe("cancelled");
+  });
+
+  it("cancel() before anything was sent says cancelled at once", async () => {
+    const j = job(fakeSession({ events: script(3) }));
+    expect(await j.cancel()).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
+    expect(j.status).toBe("cancelled");
+  });
+
   it("rejects with JobNotCreatedError when the job ends without an id", async () => {
     const j = job(fakeSession({ events: script(3) }));
     await j.cancel(); // before anything was sent: cancelled locally

@@ -206,6 +206,8 @@ describe("ResearchJob delivery", () => {
     expect(j.status).toBe("incomplete");
     expect(await j.cancel()).toEqual({ outcome: "cancelled", finalStatus: "cancelled" });
     expect(asked.map((ref) => ref.jobId)).toEqual(["job_1"]);
+    // The remote job is cancelled now, not merely interrupted.
+    expect(j.status).toBe("cancelled");
 
     // Once the provider itself reported the end, there is nothing to cancel.
     const done = job(fakeSession({ events: script(3) }), { cancel });
