@@ -35,6 +35,9 @@ export const openai: ModelInfo[] = [
     lifecycle: { stage: "ga" },
   },
   // Model ids and dated snapshots from providers/openai/WIRE.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $10/$40 and $10/K web search).
+  // Shutdown 2026-07-23 for both deep-research models and their snapshots, announced 2026-04-22 on OpenAI's
+  // deprecations page (read through spybara.com's history of it), whose substitute is "5.4-Pro"; the catalog
+  // points to gpt-5.5-pro, the Pro model it carries, rather than list gpt-5.4-pro as well.
   {
     id: "openai:o3-deep-research",
     provider: "openai",
