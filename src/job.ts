@@ -21,6 +21,7 @@ import {
   type ResearchEvent,
   type Usage,
 } from "./events.js";
+import { JobEvents } from "./job-events.js";
 import { type JobObserver, notify } from "./observe.js";
 import type {
   CancelOutcome,
@@ -141,6 +142,25 @@ interface ReadPosition {
   binding?: Promise<void> | undefined;
 }
 
+/**
+ * Where an iterated connection's mapping is between two deliveries: the wire event being
+ * delivered, its mapped events and the next one's index (`phase` "emit"), or the step after
+ * it ("next": take the next wire event of the read, "map": map it). `wait` (a ref binding
+ * being computed, with the `created` event it holds back) and `crossing` (the spend cap was
+ * crossed) are what only the drive can handle; so is a read that is used up.
+ */
+interface Live {
+  stream: OpenStream;
+  position: ReadPosition;
+  phase: "map" | "emit" | "next";
+  wire: WireEvent;
+  mapped: MappedEvent[];
+  skip: number;
+  index: number;
+  wait?: { binding: Promise<void>; held: ResearchEvent } | undefined;
+  crossing?: CapCrossing | undefined;
+}
+
 /** A connection's failure, with the cursor of the last wire event it delivered (to resume after). */
 class Dropped {
   constructor(
@@ -206,13 +226,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #observe: (() => JobObserver | undefined) | undefined;
   #pollFallback = false;
   readonly #result: Promise<ResearchResult>;
-  // created(): the stream pulled up to `created`, kept for the first iteration (see #events).
+  // created(): the stream pulled up to `created`, kept for the first iteration (see #iterate).
   #whenCreated: Promise<string> | undefined;
   #onId: ((id: string) => void) | undefined;
   #early:
     | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent[]>; pulled: Promise<unknown> }
     | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
+  /** An iterated connection whose drive is parked at a delivered event: the next ones can be mapped at once. */
+  #parked: Live | undefined;
 
   constructor(init: JobInit) {
     this.#init = init;
@@ -354,25 +376,18 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   /** The events of the one consumption: what created() pulled first, then the rest of the same drive. */
-  async *#events(): AsyncGenerator<ResearchEvent> {
+  #iterate(): JobEvents {
     const early = this.#early;
-    try {
-      if (!early) {
-        for await (const events of this.#drive()) for (const event of events) yield event;
-        return;
-      }
-      const failure = await early.pulled;
-      yield* early.events.splice(0);
-      if (failure !== undefined) throw failure;
-      for await (const events of early.source) for (const event of events) yield event;
-    } catch (error) {
+    return new JobEvents({
+      drive: early?.source ?? this.#drive(),
+      early,
+      fast: () => (this.#parked ? this.#advance(this.#parked) : undefined),
+      unpark: () => {
+        this.#parked = undefined;
+      },
       // #drive settles the result itself; a throw it did not expect must not leave it pending.
-      this.#settle.reject(error);
-      throw error;
-    } finally {
-      // A consumer that stops inside the early events still closes the drive.
-      await early?.source.return(undefined);
-    }
+      failed: (error) => this.#settle.reject(error),
+    });
   }
 
   /**
@@ -446,7 +461,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   [Symbol.asyncIterator](): AsyncIterator<ResearchEvent> {
     if (this.#consumed) throw new StreamConsumedError();
     this.#consumed = true;
-    return this.#events();
+    return this.#iterate();
   }
 
   async #drain(): Promise<void> {
@@ -455,7 +470,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     try {
       // result() aggregates; nothing to do per event. Without an early pull (created()), a
       // network read's events go out as one array.
-      if (this.#early) for await (const _ of this.#events());
+      if (this.#early) for await (const _ of this.#iterate());
       else for await (const _ of this.#drive(true));
     } catch (error) {
       // #drive settles the result itself; a throw it did not expect must not leave it pending.
@@ -649,42 +664,38 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   }
 
   /**
-   * One connection's events. `batched` (result() with nobody iterating): the events of one
-   * network read go out as one array, mapped without an async step between them (nobody can
-   * observe the job mid-array). Otherwise one event per array, completed when it is pulled,
-   * so `status`, `id` and `toRef()` move exactly as each event is delivered. Returns the
-   * cursor of the last wire event seen.
+   * One connection's events (see `#reads` and `#iterated`). Returns the cursor of the last
+   * wire event seen; a failure is thrown as `Dropped` with that cursor.
    */
   async *#connection(
     stream: OpenStream,
     cursor: string | undefined,
     batched: boolean,
   ): AsyncGenerator<ResearchEvent[], string | undefined> {
-    const signal = this.#controller.signal;
-    const bare = batched && this.#unwatched();
-    let out: ResearchEvent[] = [];
     const position: ReadPosition = { last: cursor };
     try {
+      if (batched) yield* this.#reads(stream, position);
+      else yield* this.#iterated(stream, position);
+    } catch (error) {
+      throw new Dropped(error, position.last);
+    }
+    return position.last;
+  }
+
+  /**
+   * `batched` (result() with nobody iterating): the events of one network read go out as one
+   * array, mapped without an async step between them (nobody can observe the job mid-array).
+   */
+  async *#reads(stream: OpenStream, position: ReadPosition): AsyncGenerator<ResearchEvent[], void> {
+    const signal = this.#controller.signal;
+    const bare = this.#unwatched();
+    let out: ResearchEvent[] = [];
+    try {
       for (let wire: WireEvent | undefined = stream.first; wire; ) {
-        let crossing: CapCrossing | undefined;
-        if (batched) {
-          crossing = this.#mapRead(wire, stream, out, position, bare);
-          // The job id arrived before its ref binding was ready (see #identify): wait for it here.
-          if (position.binding) await position.binding;
-          position.binding = undefined;
-        } else {
-          if (signal.aborted) throw signal.reason;
-          const mapped = this.#mapWire(wire);
-          const skip = this.#suppressedCount(wire, mapped.length);
-          for (let i = 0; i < mapped.length; i++) {
-            const event = this.#emit(mapped, i, wire, skip, false);
-            if (!event) continue;
-            if (event.type === "created") await this.#identify(event.jobId);
-            yield [event];
-          }
-          if (wire.cursor !== undefined) position.last = wire.cursor;
-          crossing = this.#spend?.crossing();
-        }
+        const crossing = this.#mapRead(wire, stream, out, position, bare);
+        // The job id arrived before its ref binding was ready (see #identify): wait for it here.
+        if (position.binding) await position.binding;
+        position.binding = undefined;
         if (crossing) {
           if (out.length > 0) yield out;
           out = [];
@@ -702,10 +713,88 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     } catch (error) {
       // Numbered events go out before the failure: no seq is skipped.
       if (out.length > 0) yield out;
-      throw new Dropped(error, position.last);
+      throw error;
     }
     if (out.length > 0) yield out;
-    return position.last;
+  }
+
+  /**
+   * Iterated: one event per array, each completed when it is pulled, so `status`, `id` and
+   * `toRef()` move exactly as each event is delivered. The drive parks at each delivery, so
+   * the job's iterator maps the next events of the same read itself (`#advance`) without
+   * resuming this generator; what needs an async step comes back here.
+   */
+  async *#iterated(stream: OpenStream, position: ReadPosition): AsyncGenerator<ResearchEvent[], void> {
+    const signal = this.#controller.signal;
+    const live: Live = { stream, position, phase: "map", wire: stream.first, mapped: [], skip: 0, index: 0 };
+    while (true) {
+      let event = this.#advance(live);
+      if (!event) {
+        if (live.wait) {
+          await live.wait.binding;
+          event = live.wait.held;
+          live.wait = undefined;
+        } else if (live.crossing) {
+          const crossing = live.crossing;
+          live.crossing = undefined;
+          await this.#stopAtCap(crossing);
+          if (signal.aborted) throw signal.reason;
+          continue;
+        } else if (this.#terminal) {
+          return;
+        } else {
+          const wire = await stream.next();
+          if (!wire) return;
+          live.wire = wire;
+          live.phase = "map";
+          continue;
+        }
+      }
+      this.#parked = live;
+      yield [event];
+      this.#parked = undefined;
+    }
+  }
+
+  /**
+   * The next event of an iterated connection that can be delivered without an async step:
+   * the rest of the wire event being delivered, then the next ones of the same network read.
+   * Undefined when only the drive can go on (see `Live`); throws an abort as the drive would.
+   */
+  #advance(live: Live): ResearchEvent | undefined {
+    if (live.wait || live.crossing) return undefined;
+    while (true) {
+      if (live.phase === "emit") {
+        while (live.index < live.mapped.length) {
+          const event = this.#emit(live.mapped, live.index++, live.wire, live.skip, false);
+          if (!event) continue;
+          if (event.type === "created") {
+            const binding = this.#identify(event.jobId);
+            if (binding) {
+              live.wait = { binding, held: event };
+              return undefined;
+            }
+          }
+          return event;
+        }
+        if (live.wire.cursor !== undefined) live.position.last = live.wire.cursor;
+        live.phase = "next";
+        live.crossing = this.#spend?.crossing();
+        if (live.crossing) return undefined;
+      }
+      if (live.phase === "next") {
+        if (this.#terminal) return undefined;
+        const wire = live.stream.take();
+        if (!wire) return undefined;
+        live.wire = wire;
+      }
+      const signal = this.#controller.signal;
+      if (signal.aborted) throw signal.reason;
+      live.mapped = this.#mapWire(live.wire);
+      live.skip = this.#suppressedCount(live.wire, live.mapped.length);
+      live.index = 0;
+      live.phase = "emit";
+    }
   }
 
   /** No observer or spend cap reads the events (with result() alone, nobody does). */
@@ -804,7 +893,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
       let opened = false;
       while (!this.#terminal) {
-        const stream = await this.#open(cursor, signal, batched && this.#unwatched());
+        const stream = await this.#open(cursor, signal);
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
         try {
@@ -980,14 +1069,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * event, so that a connection that fails before making progress consumes a retry and
    * one that made progress starts a fresh budget.
    */
-  async #open(cursor: string | undefined, signal: AbortSignal, unread: boolean): Promise<OpenStream> {
+  async #open(cursor: string | undefined, signal: AbortSignal): Promise<OpenStream> {
     const session = this.#session;
     // The pre-job 429 rules, loaded with the first 429 (a cold path).
     let rateLimit: SubmitRateLimit | undefined;
     const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
-        const iterator = session.connect({ cursor, signal, unread })[Symbol.asyncIterator]();
+        const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
         const puller = abortablePuller(iterator, signal);
         // With no pull in flight, return() settles at once: awaiting it releases the
         // connection (the body is cancelled) before the job settles, so a caller tearing

@@ -98,12 +98,6 @@ export interface ConnectOptions {
   /** Resume after this cursor; undefined = from the start (or submit, if not yet submitted). */
   cursor: string | undefined;
   signal: AbortSignal;
-  /**
-   * Nothing reads this connection's payloads (`result()` alone, no observer): no event is
-   * delivered, so no `rawEvent`. A session may then hand on wire events whose `data` is built
-   * only if read (Sonde's own sessions skip `JSON.parse` of text deltas).
-   */
-  unread?: boolean;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.j
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
 import { TextBuffer } from "../../src/text-buffer.js";
 import { TextFingerprint } from "../../src/text-fingerprint.js";
-import { PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../src/transport/fast-json.js";
+import { LazyWire, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../src/transport/fast-json.js";
 import { describeError } from "./errors.js";
 import { citationKey, countActivity, readReport, stringList, toCitation, toUsageReport } from "./report.js";
 import { resultEvents, toolNames, trailOf } from "./trail.js";
@@ -62,10 +62,21 @@ const STEP_TEXT = new RegExp(
 );
 
 /** A plain text `step.delta` with an event id, read without JSON.parse; undefined for anything else. */
-export function matchStepText(data: string): StepText | undefined {
+export function matchStepText(data: string): LazyWire<StepText> | undefined {
   const match = STEP_TEXT.exec(data);
   if (!match || match[4] === "") return undefined;
-  return { index: Number(match[1]), text: stringValue(match[2], match[3]), eventId: match[4]! };
+  const step = { index: Number(match[1]), text: stringValue(match[2], match[3]), eventId: match[4]! };
+  return new LazyWire(step.eventId, match, stepPayload, step);
+}
+
+/** The payload of a `STEP_TEXT` match, as JSON.parse builds it. */
+function stepPayload(_match: RegExpExecArray, step: StepText): Record<string, unknown> {
+  return {
+    index: step.index,
+    delta: { text: step.text, type: "text" },
+    event_id: step.eventId,
+    event_type: "step.delta",
+  };
 }
 
 interface StepState {

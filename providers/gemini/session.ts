@@ -11,12 +11,11 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
-import { LazyWire } from "../../src/transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
-import { GeminiMapper, type GeminiWire, matchStepText, type StepText } from "./map.js";
+import { GeminiMapper, type GeminiWire, matchStepText } from "./map.js";
 import type { CreateInteractionBody } from "./request.js";
 import { isTerminalStatus, WireError, WireInteraction } from "./wire.js";
 
@@ -117,8 +116,6 @@ export class GeminiSession implements EngineSession {
   #polling = false;
   #stalls = 0;
   #pastRef = false;
-  /** Nothing reads this connection's payloads: text deltas are read without JSON.parse. */
-  #unread = false;
   /** The last real `event_id` mapped: where a resumed stream continues. */
   #lastEventId: string | undefined;
   /** Cursor of the streamed event that ended the job (a final snapshot has none). */
@@ -140,8 +137,7 @@ export class GeminiSession implements EngineSession {
     return this.#jobId;
   }
 
-  connect({ cursor, signal, unread }: ConnectOptions): AsyncIterable<GeminiWire | GeminiWire[]> {
-    this.#unread = unread === true;
+  connect({ cursor, signal }: ConnectOptions): AsyncIterable<GeminiWire | GeminiWire[]> {
     return this.#jobId === undefined ? this.#submit(signal) : this.#follow(cursor, signal);
   }
 
@@ -234,12 +230,12 @@ export class GeminiSession implements EngineSession {
     })) {
       const batch: GeminiWire[] = [];
       for (const message of messages) {
-        // Nearly every event: a text delta, read without building its payload when nothing will read it.
-        const step = this.#unread ? matchStepText(message.data) : undefined;
+        // Nearly every event: a text delta, read without building its payload (built if read).
+        const step = matchStepText(message.data);
         if (step) {
-          anchor = step.eventId;
+          anchor = step.event.eventId;
           sinceAnchor = 0;
-          batch.push(new LazyWire<StepText>(step.eventId, message.data, step));
+          batch.push(step);
           continue;
         }
         const data = parseData(message, "gemini");

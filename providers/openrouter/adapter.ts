@@ -131,11 +131,9 @@ class OpenRouterSession implements EngineSession {
 
   async *connect({
     signal,
-    unread,
   }: {
     cursor: string | undefined;
     signal: AbortSignal;
-    unread?: boolean;
   }): AsyncIterable<WireEvent | WireEvent[]> {
     // The core reconnects only resumable sessions; refuse anyway, as a second POST would be a second bill.
     if (this.#submitted) throw notResumable(new Error("the connection closed"));
@@ -159,7 +157,6 @@ class OpenRouterSession implements EngineSession {
         provider: "openrouter",
         idleTimeoutMs: this.#context.idleTimeoutMs,
         signal,
-        unread: unread === true,
       });
     } catch (error) {
       if (signal.aborted || (SondeError.isInstance(error) && !error.retryable)) throw error;

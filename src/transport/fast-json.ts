@@ -40,26 +40,36 @@ export function stringValue(plain: string | undefined, escaped: string | undefin
 
 /**
  * A wire event whose payload was read by a fast path: `event` is what it decoded, and the
- * parsed payload (`data`, which becomes the delivered event's `rawEvent`) is only built if
- * something reads it. The fast path checked the text is JSON, so that parse cannot fail.
+ * payload (`data`, which becomes the delivered event's `rawEvent`) is only built if something
+ * reads it (a job's `result()` alone never does). `build` makes it from the pattern's captures
+ * without `JSON.parse`: the same object `JSON.parse` gives, keys in the same order, since the
+ * pattern names every key the text has.
  */
 export class LazyWire<E> {
-  #raw: string | undefined;
+  #match: RegExpExecArray | undefined;
   #data: unknown;
 
   constructor(
     readonly cursor: string | undefined,
-    raw: string,
+    match: RegExpExecArray,
+    readonly build: (match: RegExpExecArray, event: E) => unknown,
     readonly event: E,
   ) {
-    this.#raw = raw;
+    this.#match = match;
   }
 
   get data(): unknown {
-    if (this.#raw !== undefined) {
-      this.#data = JSON.parse(this.#raw);
-      this.#raw = undefined;
+    if (this.#match !== undefined) {
+      this.#data = this.build(this.#match, this.event);
+      this.#match = undefined;
     }
     return this.#data;
   }
+}
+
+/** A `STRING` capture pair at `at`, `at + 1` of `match`, when the key was present. */
+export function stringAt(match: RegExpExecArray, at: number): string | undefined {
+  const plain = match[at];
+  const escaped = match[at + 1];
+  return plain === undefined && escaped === undefined ? undefined : stringValue(plain, escaped);
 }

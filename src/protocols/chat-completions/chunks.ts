@@ -4,7 +4,7 @@
  * copy); every other chunk goes through the `Chunk` schema; what the schema cannot read
  * is `unrecognized` (logged and skipped by the caller, never fatal).
  */
-import { CHARS, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
+import { LazyWire, STRING, stringAt, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { Annotation, Chunk, type Delta, ReasoningDetail, type UrlCitation } from "./wire.js";
 
 export type DecodedChunk =
@@ -45,16 +45,43 @@ export function plainContent(data: unknown): string | undefined {
  * content, as `plainContent` means it (see src/transport/fast-json.ts).
  */
 const CONTENT_CHUNK = new RegExp(
-  `^\\{"id":"${CHARS}"(?:,"provider":"${CHARS}")?,"model":"${CHARS}","object":"chat\\.completion\\.chunk",` +
-    `"created":${UINT}(?:,"system_fingerprint":(?:null|"${CHARS}"))?,"choices":\\[\\{"index":${UINT},` +
-    `"delta":\\{(?:"role":"assistant",)?"content":"${STRING}"\\},"finish_reason":null` +
-    `(?:,"native_finish_reason":null)?(?:,"logprobs":null)?\\}\\]\\}$`,
+  `^\\{"id":"${STRING}"(?:,"provider":"${STRING}")?,"model":"${STRING}","object":"chat\\.completion\\.chunk",` +
+    `"created":(${UINT})(?:,"system_fingerprint":(?:(null)|"${STRING}"))?,"choices":\\[\\{"index":(${UINT}),` +
+    `"delta":\\{("role":"assistant",)?"content":"${STRING}"\\},"finish_reason":null` +
+    `(,"native_finish_reason":null)?(,"logprobs":null)?\\}\\]\\}$`,
 );
 
-/** The content of a plain content chunk read from its `data:` text, without JSON.parse; undefined for any other. */
-export function matchContent(data: string): string | undefined {
+/**
+ * A plain content chunk read from its `data:` text, without JSON.parse (`event`: its
+ * content); undefined for any other.
+ */
+export function matchContent(data: string): LazyWire<string> | undefined {
   const match = CONTENT_CHUNK.exec(data);
-  return match ? stringValue(match[1], match[2]) : undefined;
+  return match ? new LazyWire(undefined, match, chunkPayload, stringValue(match[13], match[14])) : undefined;
+}
+
+/** The payload of a `CONTENT_CHUNK` match, as JSON.parse builds it. */
+function chunkPayload(match: RegExpExecArray, content: string): Record<string, unknown> {
+  const chunk: Record<string, unknown> = { id: stringAt(match, 1) };
+  const provider = stringAt(match, 3);
+  if (provider !== undefined) chunk.provider = provider;
+  chunk.model = stringAt(match, 5);
+  chunk.object = "chat.completion.chunk";
+  chunk.created = Number(match[7]);
+  if (match[8] !== undefined) chunk.system_fingerprint = null;
+  else {
+    const fingerprint = stringAt(match, 9);
+    if (fingerprint !== undefined) chunk.system_fingerprint = fingerprint;
+  }
+  const choice: Record<string, unknown> = {
+    index: Number(match[11]),
+    delta: match[12] !== undefined ? { role: "assistant", content } : { content },
+    finish_reason: null,
+  };
+  if (match[15] !== undefined) choice.native_finish_reason = null;
+  if (match[16] !== undefined) choice.logprobs = null;
+  chunk.choices = [choice];
+  return chunk;
 }
 
 /** `plain: false` reads every chunk through the schema (the first chunk's id matters). */

@@ -5,7 +5,6 @@
  */
 import type { ProviderName } from "../../events.js";
 import type { WireEvent } from "../../provider.js";
-import { LazyWire } from "../../transport/fast-json.js";
 import { parseData, readSseBatches } from "../../transport/sse.js";
 import { matchContent } from "./chunks.js";
 
@@ -19,8 +18,6 @@ export interface ChunkStreamOptions {
   provider: ProviderName;
   idleTimeoutMs: number;
   signal: AbortSignal;
-  /** Nothing reads the payloads (see `ConnectOptions.unread`): content chunks skip JSON.parse. */
-  unread?: boolean;
 }
 
 /**
@@ -35,10 +32,10 @@ export async function* chunkBatches(
   for await (const messages of readSseBatches(response, options)) {
     const batch: ChunkWire[] = [];
     for (const message of messages) {
-      // Nearly every chunk: plain content, read without building its payload when nothing will read it.
-      const content = options.unread ? matchContent(message.data) : undefined;
+      // Nearly every chunk: plain content, read without building its payload (built if read).
+      const content = matchContent(message.data);
       if (content !== undefined) {
-        batch.push(new LazyWire<string>(undefined, message.data, content));
+        batch.push(content);
         continue;
       }
       let data: unknown;

@@ -6,7 +6,15 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
-import { CHARS, LazyWire, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
+import {
+  LazyWire,
+  PLAIN,
+  STRING,
+  stringAt,
+  stringValue,
+  UINT,
+  UNCOMPILED,
+} from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -144,9 +152,24 @@ export function decodeStreamEvent(data: unknown): StreamEvent | undefined {
  */
 const TEXT_DELTA = new RegExp(
   `^\\{"type":"response\\.output_text\\.delta"(?:,"sequence_number":(${UINT}))?,"item_id":"(${PLAIN})",` +
-    `"output_index":${UINT},"content_index":(${UINT}),"delta":"${STRING}"` +
-    `(?:,"logprobs":\\[\\])?(?:,"obfuscation":"${CHARS}")?(?:,"sequence_number":(${UINT}))?\\}$`,
+    `"output_index":(${UINT}),"content_index":(${UINT}),"delta":"${STRING}"` +
+    `(,"logprobs":\\[\\])?(?:,"obfuscation":"${STRING}")?(?:,"sequence_number":(${UINT}))?\\}$`,
 );
+
+/** The payload of a `TEXT_DELTA` match, as JSON.parse builds it (a repeated key keeps its first place, its last value). */
+function deltaPayload(match: RegExpExecArray, event: TextDelta): Record<string, unknown> {
+  const payload: Record<string, unknown> = { type: event.type };
+  if (match[1] !== undefined) payload.sequence_number = event.sequence_number;
+  payload.item_id = event.item_id;
+  payload.output_index = Number(match[3]);
+  payload.content_index = event.content_index;
+  payload.delta = event.delta;
+  if (match[7] !== undefined) payload.logprobs = [];
+  const obfuscation = stringAt(match, 8);
+  if (obfuscation !== undefined) payload.obfuscation = obfuscation;
+  if (match[1] === undefined && match[10] !== undefined) payload.sequence_number = event.sequence_number;
+  return payload;
+}
 
 /**
  * A plain text delta read from its `data:` text (see fast-json.ts), as the wire event the
@@ -156,13 +179,13 @@ const TEXT_DELTA = new RegExp(
 export function matchTextDelta(text: string): LazyWire<TextDelta> | undefined {
   const match = TEXT_DELTA.exec(text);
   if (!match) return undefined;
-  const sequence = match[6] ?? match[1];
+  const sequence = match[10] ?? match[1];
   const event: TextDelta = {
     type: "response.output_text.delta",
     sequence_number: sequence === undefined ? undefined : Number(sequence),
     item_id: match[2],
-    content_index: Number(match[3]),
-    delta: stringValue(match[4], match[5]),
+    content_index: Number(match[4]),
+    delta: stringValue(match[5], match[6]),
   };
-  return new LazyWire(sequence, text, event);
+  return new LazyWire(sequence, match, deltaPayload, event);
 }

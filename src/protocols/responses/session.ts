@@ -85,8 +85,6 @@ export class ResponsesSession implements EngineSession {
   #submitted = false;
   #fallback = false;
   #earlyEnds = 0;
-  /** Nothing reads this connection's payloads: text deltas are read without JSON.parse. */
-  #unread = false;
 
   constructor(init: SessionInit) {
     this.#engine = init.engine;
@@ -169,8 +167,7 @@ export class ResponsesSession implements EngineSession {
     return rank !== undefined && refRank !== undefined && rank > refRank;
   }
 
-  async *connect({ cursor, signal, unread }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
-    this.#unread = unread === true;
+  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -312,9 +309,9 @@ export class ResponsesSession implements EngineSession {
   #decode(messages: readonly EventSourceMessage[]): { batch: WireEvent[]; ended: boolean; error?: unknown } {
     const batch: WireEvent[] = [];
     for (const message of messages) {
-      // Nearly every event: a text delta, read without building its payload (fast-json.ts)
-      // when nothing will read that payload; else JSON.parse builds it once, here.
-      const delta = this.#unread ? matchTextDelta(message.data) : undefined;
+      // Nearly every event: a text delta, read without building its payload (fast-json.ts;
+      // built if read); else JSON.parse builds it once, here.
+      const delta = matchTextDelta(message.data);
       if (delta) {
         batch.push(delta);
         continue;
