@@ -1,0 +1,117 @@
+/**
+ * The iterator of a job (src/job-events.ts) over an engine that hands over a network read's
+ * wire events together: the events, their order, `toRef()` at each one, and what a consumer
+ * that stops, aborts or overlaps its pulls gets, are exactly those of a job that reads one
+ * wire event at a time.
+ */
+import { describe, expect, it } from "vitest";
+import { JobAbortedError } from "../../src/errors.js";
+import type { ResearchEvent } from "../../src/events.js";
+import type { ResearchJob } from "../../src/job.js";
+import type { EngineSession, WireEvent } from "../../src/provider.js";
+import type { JobRef } from "../../src/ref.js";
+import { collectEvents, type FakeScript, fakeJob, fakeSession, script } from "../helpers/fake-engine.js";
+
+/** The fake engine, with its wire events handed over `size` at a time (one network read each). */
+function batchedSession(fake: FakeScript, size: number): EngineSession {
+  const session = fakeSession(fake);
+  const connect = session.connect.bind(session);
+  session.connect = async function* (options) {
+    let batch: WireEvent[] = [];
+    for await (const wire of connect(options)) {
+      batch.push(wire as WireEvent);
+      if (batch.length === size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  };
+  return session;
+}
+
+const strip = ({ rawEvent: _raw, ...event }: ResearchEvent) => event;
+const clock = () => new Date("2026-06-01T00:00:00Z");
+
+/** Every event with the ref taken right after it was delivered. */
+async function eventsAndRefs(job: ResearchJob): Promise<{ event: ResearchEvent; ref?: JobRef }[]> {
+  const seen: { event: ResearchEvent; ref?: JobRef }[] = [];
+  for await (const event of job) seen.push({ event, ...(job.id && { ref: job.toRef() }) });
+  return seen;
+}
+
+describe("a job iterated over batched reads", () => {
+  it("delivers what one-at-a-time reads deliver, with the same toRef() after every event", async () => {
+    const fake = { events: script(40) };
+    const single = await eventsAndRefs(fakeJob(fakeSession(fake), { clock }));
+    for (const size of [2, 7, 100]) {
+      const batched = await eventsAndRefs(fakeJob(batchedSession(fake, size), { clock }));
+      expect(batched.map(({ event, ref }) => ({ event: strip(event), ref }))).toEqual(
+        single.map(({ event, ref }) => ({ event: strip(event), ref })),
+      );
+    }
+  });
+
+  it.each([
+    ["from the start", false],
+    ["after created(), which pulled the first events", true],
+  ])("next() calls made without awaiting get every event once, in order (%s)", async (_, early) => {
+    // Events before `created`, so that created() pulls several.
+    const fake: FakeScript = {
+      events: [{ kind: "text", value: "a " }, { kind: "text", value: "b " }, ...script(30)],
+    };
+    const expected = (await collectEvents(fakeJob(fakeSession(fake)))).map(strip);
+    const job = fakeJob(batchedSession(fake, 5));
+    if (early) await job.created();
+    const iterator = job[Symbol.asyncIterator]();
+    const pulls = Array.from({ length: expected.length + 3 }, () => iterator.next());
+    const results = await Promise.all(pulls);
+    expect(results.slice(0, expected.length).map((r) => strip(r.value as ResearchEvent))).toEqual(expected);
+    expect(results.slice(expected.length).every((r) => r.done)).toBe(true);
+  });
+
+  it("a consumer that stops mid-read closes the connection: the job is left attachable, nothing more is delivered", async () => {
+    const job = fakeJob(batchedSession({ events: script(30) }, 50));
+    let seen = 0;
+    for await (const event of job) {
+      seen++;
+      if (event.type === "text" && event.delta === "w5 ") break;
+    }
+    const error = await job.result().catch((e: unknown) => e);
+    expect(JobAbortedError.isInstance(error)).toBe(true);
+    expect((error as JobAbortedError).reason).toBe("the event stream was closed by its consumer");
+    expect(job.toRef().cursor).toBeDefined();
+    expect(seen).toBeGreaterThan(5);
+  });
+
+  it("abort() between two events of one read: the next pull throws the abort, no later event", async () => {
+    const job = fakeJob(batchedSession({ events: script(30) }, 50));
+    const delivered: ResearchEvent[] = [];
+    const thrown = await (async () => {
+      for await (const event of job) {
+        delivered.push(event);
+        if (event.type === "text" && event.delta === "w3 ") job.abort("enough");
+      }
+    })().catch((e: unknown) => e);
+    expect(JobAbortedError.isInstance(thrown)).toBe(true);
+    expect(delivered.at(-1)).toMatchObject({ type: "text", delta: "w3 " });
+    expect(delivered.some((event) => event.type === "done")).toBe(false);
+  });
+
+  it("a mapping failure mid-read ends the job after the events before it, with one error and one done", async () => {
+    const session = batchedSession({ events: script(20) }, 50);
+    const map = session.map.bind(session);
+    session.map = (wire) => {
+      const mapped = map(wire);
+      if (mapped[0]?.type === "text" && mapped[0].delta === "w9 ") throw new Error("mapper broke");
+      return mapped;
+    };
+    const events = await collectEvents(fakeJob(session));
+    const texts = events.filter((event) => event.type === "text").map((event) => event.delta);
+    expect(texts).toEqual(Array.from({ length: 9 }, (_, i) => `w${i} `));
+    expect(events.filter((event) => event.type === "error")).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: "done" });
+    expect(events.filter((event) => event.type === "done")).toHaveLength(1);
+    for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBe(events[i - 1]!.seq + 1);
+  });
+});
