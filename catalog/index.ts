@@ -15,7 +15,9 @@ export * from "./schema.js";
 
 /** Every research model Sonde knows, validated once at load. */
 export const models: readonly ModelInfo[] = Object.freeze(
-  Catalog.parse([...openai, ...gemini, ...openrouter, ...perplexity, ...hosted, ...portable]),
+  Catalog.parse([...openai, ...gemini, ...openrouter, ...perplexity, ...hosted, ...portable], {
+    jitless: true,
+  }),
 );
 
 /** @internal Ids worth completing in an editor: every concrete id not retired (families excluded). */

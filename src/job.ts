@@ -690,11 +690,14 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const signal = this.#controller.signal;
     const bare = this.#unwatched();
     let out: ResearchEvent[] = [];
+    // A bare job's id is seen by nobody mid-read: its binding is awaited only before the end.
+    let binding: Promise<void> | undefined;
     try {
       for (let wire: WireEvent | undefined = stream.first; wire; ) {
         const crossing = this.#mapRead(wire, stream, out, position, bare);
         // The job id arrived before its ref binding was ready (see #identify): wait for it here.
-        if (position.binding) await position.binding;
+        if (position.binding && bare) binding = position.binding;
+        else if (position.binding) await position.binding;
         position.binding = undefined;
         if (crossing) {
           if (out.length > 0) yield out;
@@ -714,6 +717,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // Numbered events go out before the failure: no seq is skipped.
       if (out.length > 0) yield out;
       throw error;
+    } finally {
+      // The job ends with its id (and its ref) known.
+      if (binding) await binding;
     }
     if (out.length > 0) yield out;
   }
@@ -805,8 +811,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   /**
    * The batched path of `#connection`: maps `wire` and the rest of its network read onto
    * `out`, with no async step (a plain loop, so it is optimized early in a run, where a loop
-   * inside an async generator is not). Stops after the terminal event, or after an event
-   * that crosses the spend cap (returned), with `position.last` at the last wire event mapped.
+   * inside an async generator is not). Stops after the terminal event, after an event that
+   * crosses the spend cap (returned), or (unless `bare`) at `created` whose ref binding is
+   * still being computed, with `position.last` at the last wire event mapped.
    */
   #mapRead(
     wire: WireEvent,
@@ -828,7 +835,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       }
       if (next.cursor !== undefined) position.last = next.cursor;
       const crossing = this.#spend?.crossing();
-      if (crossing || this.#terminal || position.binding) return crossing;
+      if (crossing || this.#terminal || (position.binding && !bare)) return crossing;
       next = stream.take();
     }
     return undefined;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InvalidRefError } from "./errors.js";
 import { ProviderName } from "./events.js";
+import { UNCOMPILED } from "./transport/fast-json.js";
 
 /**
  * Bounds on a ref read from outside (a database row, a request body, a file): far above
@@ -130,7 +131,7 @@ export function parseRef(input: unknown): JobRef {
     );
   }
   checkShape(value);
-  const parsed = JobRef.safeParse(value);
+  const parsed = JobRef.safeParse(value, UNCOMPILED);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join(".") : "(root)";

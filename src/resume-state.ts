@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { InvalidRefError } from "./errors.js";
 import type { JobRef } from "./ref.js";
+import { UNCOMPILED } from "./transport/fast-json.js";
 
 const counter = z.number().int().nonnegative();
 
@@ -18,7 +19,7 @@ export const LastBatch = z.object({
 });
 
 export function readResumeState<T extends z.ZodType>(ref: JobRef, schema: T): z.infer<T> {
-  const parsed = schema.safeParse(ref.resume);
+  const parsed = schema.safeParse(ref.resume, UNCOMPILED);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = ["resume", ...issue.path.map(String)].join(".");

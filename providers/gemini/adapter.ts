@@ -16,6 +16,7 @@ import {
 } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { LastBatch, readResumeState } from "../../src/resume-state.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { classifyFailure, describeError } from "./errors.js";
@@ -123,7 +124,7 @@ async function readInteraction(
   method: "get" | "post",
 ): Promise<{ raw: unknown; interaction: WireInteraction }> {
   const raw = await http[method](path, { headers: { accept: "application/json" } }).json();
-  return { raw, interaction: WireInteraction.safeParse(raw).data ?? {} };
+  return { raw, interaction: WireInteraction.safeParse(raw, UNCOMPILED).data ?? {} };
 }
 
 const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;

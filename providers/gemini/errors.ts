@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { SondeError } from "../../src/errors.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { errorFromFailure, type HttpFailure } from "../../src/transport/http.js";
 import type { WireError } from "./wire.js";
 
@@ -106,7 +107,7 @@ export const ErrorBody = z.lazy(() =>
 /** Parses the first `RetryInfo` detail's delay into milliseconds. */
 function retryDelayMs(details: readonly unknown[] | null | undefined): number | undefined {
   for (const detail of details ?? []) {
-    const info = RetryInfo.safeParse(detail);
+    const info = RetryInfo.safeParse(detail, UNCOMPILED);
     if (info.success) return Math.ceil(Number.parseFloat(info.data.retryDelay) * 1000);
   }
   return undefined;
@@ -120,7 +121,7 @@ function retryDelayMs(details: readonly unknown[] | null | undefined): number | 
  * kept as the error's `providerCode`.
  */
 export function classifyFailure(failure: HttpFailure): SondeError {
-  const parsed = ErrorBody.safeParse(failure.body);
+  const parsed = ErrorBody.safeParse(failure.body, UNCOMPILED);
   const inner = parsed.success ? parsed.data.error : undefined;
   const status = inner?.status || undefined;
   return errorFromFailure({

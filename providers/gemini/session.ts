@@ -11,6 +11,7 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSseBatches } from "../../src/transport/sse.js";
@@ -186,7 +187,7 @@ export class GeminiSession implements EngineSession {
     try {
       if (response.headers.get("content-type")?.includes("application/json")) {
         // A server that answers the create with the Interaction instead of a stream.
-        const interaction = WireInteraction.safeParse(await response.json()).data;
+        const interaction = WireInteraction.safeParse(await response.json(), UNCOMPILED).data;
         if (!interaction?.id) throw new Error("the create response had no interaction id");
         this.#jobId = interaction.id;
         yield { cursor: "~created", data: { event_type: "interaction.created", interaction }, standIn: true };
@@ -282,7 +283,7 @@ export class GeminiSession implements EngineSession {
     cursor: string | undefined,
     signal: AbortSignal,
   ): AsyncGenerator<GeminiWire | GeminiWire[]> {
-    const error = WireError.safeParse((data as { error?: unknown }).error).data ?? {};
+    const error = WireError.safeParse((data as { error?: unknown }).error, UNCOMPILED).data ?? {};
     let interaction: WireInteraction | undefined;
     if (this.#jobId !== undefined) {
       try {
@@ -313,7 +314,7 @@ export class GeminiSession implements EngineSession {
     const body = await this.#init.http
       .get(`interactions/${encodeURIComponent(id)}`, { headers: { accept: "application/json" }, signal })
       .json();
-    const parsed = WireInteraction.safeParse(body);
+    const parsed = WireInteraction.safeParse(body, UNCOMPILED);
     if (!parsed.success)
       throw new ProviderUnavailableError("gemini: the interaction could not be read (unexpected body)", {
         provider: "gemini",

@@ -22,6 +22,7 @@ import type {
 } from "../../src/provider.js";
 import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import {
   createHttpClient,
   errorFromFailure,
@@ -208,7 +209,7 @@ class HostedSession implements EngineSession {
       } catch {
         // keep the text for the error message
       }
-      const invocation = Invocation.safeParse(raw);
+      const invocation = Invocation.safeParse(raw, UNCOMPILED);
       // A 503 that still names a job means the job exists: follow it rather than invoke again.
       if (invocation.success && (response.ok || response.status === 503))
         return { invocation: invocation.data, raw };
@@ -245,7 +246,7 @@ class HostedSession implements EngineSession {
 }
 
 function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
-  const parsed = Job.safeParse(raw);
+  const parsed = Job.safeParse(raw, UNCOMPILED);
   const status = parsed.success ? (statusOf(parsed.data.status) ?? "running") : "running";
   const snapshot: SnapshotReport = { provider: "hosted", model: ref.model, jobId: ref.jobId, status, raw };
   if (!isTerminalJob(raw)) {

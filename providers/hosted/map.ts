@@ -7,6 +7,7 @@
 import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation, JobStatus } from "../../src/events.js";
 import type { Logger, MappedEvent, WireEvent } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { ErrorDetail, HostedCitation, Invocation, Job, Result } from "./wire.js";
 
@@ -31,23 +32,23 @@ export function statusOf(status: string | undefined): JobStatus | undefined {
 }
 
 export function isTerminalJob(data: unknown): boolean {
-  const parsed = Job.safeParse(data);
+  const parsed = Job.safeParse(data, UNCOMPILED);
   const status = parsed.success ? statusOf(parsed.data.status) : undefined;
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
 /** The result of a terminal job: in `result` (the spec's example), else at the top level. */
 export function resultOf(job: Job, raw: unknown): Result | undefined {
-  const nested = Result.safeParse(job.result);
+  const nested = Result.safeParse(job.result, UNCOMPILED);
   if (job.result && nested.success) return nested.data;
-  const top = Result.safeParse(raw);
+  const top = Result.safeParse(raw, UNCOMPILED);
   return top.success && (top.data.content != null || top.data.charge_usd != null) ? top.data : undefined;
 }
 
 function errorOf(job: Job, result: unknown): { code: string; message: string } {
   for (const candidate of [job.error, (result as { error?: unknown } | undefined)?.error]) {
     if (typeof candidate === "string") return { code: "job_failed", message: candidate };
-    const detail = ErrorDetail.safeParse(candidate);
+    const detail = ErrorDetail.safeParse(candidate, UNCOMPILED);
     if (candidate && detail.success && detail.data.message)
       return {
         code: detail.data.code != null ? String(detail.data.code) : "job_failed",
@@ -61,7 +62,7 @@ function citationsOf(result: Result): Citation[] {
   const out: Citation[] = [];
   const seen = new Set<string>();
   for (const raw of result.citations ?? []) {
-    const parsed = HostedCitation.safeParse(raw);
+    const parsed = HostedCitation.safeParse(raw, UNCOMPILED);
     if (!parsed.success) continue;
     const key = normalizeUrl(parsed.data.url);
     if (seen.has(key)) continue;
@@ -76,7 +77,7 @@ function citationsOf(result: Result): Citation[] {
 
 /** The terminal batch: report, citations, the charge, the status. */
 export function finalEvents(raw: unknown): MappedEvent[] {
-  const parsed = Job.safeParse(raw);
+  const parsed = Job.safeParse(raw, UNCOMPILED);
   if (!parsed.success) return [];
   const job = parsed.data;
   const status = statusOf(job.status) ?? "failed";
@@ -121,7 +122,7 @@ export class JobMapper {
     if (wire.cursor === FINAL_CURSOR) return finalEvents(wire.data);
     const events: MappedEvent[] = [];
     if (this.#options.emitCreated && !this.#created) {
-      const invocation = Invocation.safeParse(wire.data);
+      const invocation = Invocation.safeParse(wire.data, UNCOMPILED);
       if (invocation.success) {
         this.#created = true;
         events.push({
@@ -132,7 +133,7 @@ export class JobMapper {
         });
       }
     }
-    const parsed = Job.safeParse(wire.data);
+    const parsed = Job.safeParse(wire.data, UNCOMPILED);
     if (!parsed.success) {
       if (!events.length) this.#options.logger.debug("hosted: ignoring an unrecognized job snapshot");
       return events;

@@ -5,6 +5,7 @@
  * in the documented place (`result`) first, then at the top level.
  */
 import { z } from "zod";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 
 const amount = z.number().nonnegative().nullish().catch(undefined);
 
@@ -79,7 +80,7 @@ export const ErrorBody = z.lazy(() =>
 
 /** The provider's own code in an error body, if it names one. */
 export function errorBodyCode(body: unknown): string | undefined {
-  const parsed = ErrorBody.safeParse(body);
+  const parsed = ErrorBody.safeParse(body, UNCOMPILED);
   if (!parsed.success) return undefined;
   const inner = typeof parsed.data.error === "object" ? parsed.data.error : undefined;
   const code = inner?.code ?? inner?.type ?? parsed.data.code ?? parsed.data.type;

@@ -5,6 +5,7 @@
 import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import {
   createHttpClient,
   errorFromFailure,
@@ -19,7 +20,7 @@ export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
  * waiting will not clear it, so it must not be retried.
  */
 export function classify(failure: HttpFailure): SondeError {
-  const parsed = WireErrorBody.safeParse(failure.body);
+  const parsed = WireErrorBody.safeParse(failure.body, UNCOMPILED);
   const error = parsed.success ? parsed.data.error : undefined;
   if (
     failure.status === 429 &&

@@ -27,6 +27,7 @@ import type {
 } from "../../src/provider.js";
 import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import {
   createHttpClient,
   errorFromFailure,
@@ -220,7 +221,7 @@ export const openrouterAdapter: ResearchAdapter = {
     } catch (error) {
       throw toTransportError(error, "openrouter");
     }
-    const parsed = Generation.safeParse(body);
+    const parsed = Generation.safeParse(body, UNCOMPILED);
     if (!parsed.success)
       throw new ProviderUnavailableError("openrouter: unexpected /generation response", {
         provider: "openrouter",

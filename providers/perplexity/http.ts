@@ -6,6 +6,7 @@
 import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import {
   createHttpClient,
   errorFromFailure,
@@ -19,7 +20,7 @@ export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
 export const REPLACEMENT = "perplexity:medium";
 
 function errorType(body: unknown): string | undefined {
-  const parsed = WireErrorBody.safeParse(body);
+  const parsed = WireErrorBody.safeParse(body, UNCOMPILED);
   return (parsed.success && parsed.data.error?.type) || undefined;
 }
 

@@ -10,6 +10,7 @@ import type { CountedUsage } from "../../src/protocols/responses/usage.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
 import type { WireUsage } from "../../src/protocols/responses/wire.js";
 import type { UsageReport } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 
 const count = z.number().nonnegative().nullish().catch(undefined);
 const invocations = z.lazy(() => z.looseObject({ invocation: count }).nullish().catch(undefined));
@@ -27,7 +28,7 @@ const Billing = z.lazy(() =>
 export function perplexityUsage(usage: WireUsage | null | undefined, counted: CountedUsage): UsageReport {
   const report = tokenUsageOf(usage, counted);
   if (!usage) return report;
-  const billing = Billing.parse(usage);
+  const billing = Billing.parse(usage, UNCOMPILED);
   const searches = billing.tool_calls_details?.search_web?.invocation;
   const fetches = billing.tool_calls_details?.fetch_url?.invocation;
   if (typeof searches === "number") report.searches = searches;

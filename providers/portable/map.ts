@@ -1,5 +1,6 @@
 import type { Citation } from "../../src/events.js";
 import type { Logger, MappedEvent } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { PortableWire } from "./wire/events.js";
 
 const defined = <T extends object>(value: T): T =>
@@ -7,7 +8,7 @@ const defined = <T extends object>(value: T): T =>
 
 /** Maps one persisted portable wire event onto research events. Unknown shapes are skipped. */
 export function mapWire(data: unknown, logger: Logger): MappedEvent[] {
-  const parsed = PortableWire.safeParse(data);
+  const parsed = PortableWire.safeParse(data, UNCOMPILED);
   if (!parsed.success) {
     logger.debug("portable: skipping an unknown wire event", {
       type: (data as { type?: unknown } | null)?.type,

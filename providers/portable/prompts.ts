@@ -5,6 +5,7 @@
  * quotations can be copied character for character).
  */
 import type { z } from "zod";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import type { Source } from "./corpus.js";
 import type { ChatMessage, StoredRequest } from "./types.js";
 import { CheckOutput, ExtractOutput, PlanOutput, WriteOutput } from "./wire/model-output.js";
@@ -158,7 +159,7 @@ export function parseOutput<T extends Task>(task: T, content: string): Parsed<Ta
   } catch (error) {
     return { ok: false, problem: `invalid JSON: ${(error as Error).message}` };
   }
-  const parsed = schemas[task].safeParse(value);
+  const parsed = schemas[task].safeParse(value, UNCOMPILED);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return {

@@ -4,6 +4,7 @@
  * `X-Subscription-Token`) and SearXNG (`GET /search?format=json`, self-hosted).
  */
 import type { RetryPolicy } from "../../src/provider.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
 import type { SearchBackend, SearchResult } from "./types.js";
@@ -64,7 +65,7 @@ export function httpSearchBackend(config: SearchConfig, transport: Transport): S
         const body = await http
           .post("search", { json: { query, max_results: count, search_depth: "basic" }, signal })
           .json<unknown>();
-        return (TavilyResponse.parse(body).results ?? []).map((r) => ({
+        return (TavilyResponse.parse(body, UNCOMPILED).results ?? []).map((r) => ({
           url: r.url,
           title: r.title ?? undefined,
           snippet: r.content ?? undefined,
@@ -74,7 +75,7 @@ export function httpSearchBackend(config: SearchConfig, transport: Transport): S
         const body = await http
           .get("res/v1/web/search", { searchParams: { q: query, count }, signal })
           .json<unknown>();
-        return (BraveResponse.parse(body).web?.results ?? []).map((r) => ({
+        return (BraveResponse.parse(body, UNCOMPILED).web?.results ?? []).map((r) => ({
           url: r.url,
           title: stripTags(r.title),
           snippet: stripTags(r.description),
@@ -84,7 +85,7 @@ export function httpSearchBackend(config: SearchConfig, transport: Transport): S
         const body = await http
           .get("search", { searchParams: { q: query, format: "json" }, signal })
           .json<unknown>();
-        return (SearxngResponse.parse(body).results ?? []).slice(0, count).map((r) => ({
+        return (SearxngResponse.parse(body, UNCOMPILED).results ?? []).slice(0, count).map((r) => ({
           url: r.url,
           title: r.title ?? undefined,
           snippet: r.content ?? undefined,

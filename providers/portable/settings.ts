@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { InvalidRequestError } from "../../src/errors.js";
+import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import type { Fetcher, JobStore, SearchBackend } from "./types.js";
 
 const hasMethod = (value: unknown, name: string) =>
@@ -94,7 +95,7 @@ export type PortableSettings = z.input<typeof portableSettingsSchema>;
  * `InvalidRequestError` with the schema's message.
  */
 export function checked<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
+  const parsed = schema.safeParse(value, UNCOMPILED);
   if (parsed.success) return parsed.data;
   throw new InvalidRequestError(parsed.error.issues[0]?.message ?? "Invalid portable settings.");
 }

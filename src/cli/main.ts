@@ -11,6 +11,7 @@ import type { ResearchJob } from "../job.js";
 import type { JobRef } from "../ref.js";
 import { Sonde } from "../sonde.js";
 import { dollars } from "../spend.js";
+import { UNCOMPILED } from "../transport/fast-json.js";
 import { describeIssues } from "../validate.js";
 import { portableSettings } from "./portable-options.js";
 import { Recorder } from "./record.js";
@@ -45,7 +46,7 @@ async function seedProgress(progress: Progress, refPath: string | undefined, ref
   const recording = refPath?.endsWith(".ref.json") ? refPath.slice(0, -".ref.json".length) : undefined;
   if (recording && existsSync(recording)) {
     for (const line of readFileSync(recording, "utf8").split("\n")) {
-      const event = line.trim() ? ResearchEvent.safeParse(JSON.parse(line)) : undefined;
+      const event = line.trim() ? ResearchEvent.safeParse(JSON.parse(line), UNCOMPILED) : undefined;
       if (event?.success) progress.update(event.data);
     }
     return;
@@ -172,7 +173,8 @@ export async function run(argv: string[], io: Io, given?: Sonde): Promise<number
       return outcome.outcome === "cancelled" || outcome.outcome === "already-terminal" ? 0 : 1;
     }
     case "models": {
-      const provider = values.provider === undefined ? undefined : ProviderName.safeParse(values.provider);
+      const provider =
+        values.provider === undefined ? undefined : ProviderName.safeParse(values.provider, UNCOMPILED);
       if (provider && !provider.success)
         throw new UsageError(
           `unknown provider "${values.provider}": use one of ${ProviderName.options.join(", ")}`,
@@ -250,7 +252,7 @@ function replay(argument: string | undefined, io: Io): number {
     } catch (error) {
       throw new UsageError(`${where} is not JSON (${(error as Error).message}). ${hint}`, command);
     }
-    const event = ResearchEvent.safeParse(json);
+    const event = ResearchEvent.safeParse(json, UNCOMPILED);
     if (!event.success)
       throw new UsageError(
         `${where} is not a Sonde event (${describeIssues(event.error)}). ${hint}`,

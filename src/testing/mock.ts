@@ -11,6 +11,7 @@ import type {
   WireEvent,
 } from "../provider.js";
 import type { JobRef } from "../ref.js";
+import { UNCOMPILED } from "../transport/fast-json.js";
 import { sleep } from "../transport/retry.js";
 
 /** Events a mock may script: anything but the ones the machinery owns (`created`, `done`). */
@@ -132,7 +133,7 @@ const MockUsage = Usage.partial().strict();
 /** Checks a scripted usage at `mockResearch()` time, naming any key the `Usage` shape lacks. */
 function checkUsage(usage: unknown): void {
   if (usage === undefined) return;
-  const parsed = MockUsage.safeParse(usage);
+  const parsed = MockUsage.safeParse(usage, UNCOMPILED);
   if (parsed.success) {
     if (parsed.data.costSource !== undefined && parsed.data.costUSD === undefined)
       throw new InvalidRequestError(

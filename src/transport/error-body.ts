@@ -3,6 +3,7 @@
  * schemas are not built on the way to a successful request.
  */
 import { z } from "zod";
+import { UNCOMPILED } from "./fast-json.js";
 
 // Error bodies seen across providers, read leniently: a field of an unexpected type is dropped, never thrown on.
 const code = z.union([z.string(), z.number()]).nullish().catch(undefined);
@@ -21,7 +22,7 @@ const ErrorEnvelope = z.looseObject({
 
 export function describe(body: unknown): { message: string | undefined; code: string | undefined } {
   if (typeof body === "string") return { message: body.slice(0, 500) || undefined, code: undefined };
-  const parsed = ErrorEnvelope.safeParse(body);
+  const parsed = ErrorEnvelope.safeParse(body, UNCOMPILED);
   if (!parsed.success) return { message: undefined, code: undefined };
   const record = parsed.data;
   const inner = typeof record.error === "object" && record.error ? record.error : record;
@@ -34,7 +35,7 @@ export function describe(body: unknown): { message: string | undefined; code: st
   if (!message && Array.isArray(detail)) {
     message = detail
       .map((issue) => {
-        const known = ValidationIssue.safeParse(issue);
+        const known = ValidationIssue.safeParse(issue, UNCOMPILED);
         return known.success ? `${known.data.loc?.join(".") ?? ""}: ${known.data.msg ?? ""}` : String(issue);
       })
       .join("; ");

@@ -1,5 +1,7 @@
 /**
- * One measured run in a fresh process: `node run-one.mjs <sdk|floor> <engine> <url> [--memory]`.
+ * One measured run in a fresh process: `node run-one.mjs <sdk|iterate|floor> <engine> <url> [--memory]`.
+ * `sdk` awaits `job.result()` alone; `iterate` consumes every event with `for await` (as an
+ * app that shows progress does), then takes the result.
  * Prints one JSON line: stream time (request to last delta), report length, and with
  * `--memory` (run under --expose-gc) the heap retained after GC while the finished job and
  * its result are held.
@@ -41,14 +43,16 @@ async function floor() {
 
 // Cold import, timed; before the memory baseline, so code is not counted as retained data.
 const importStarted = performance.now();
-const sonde = mode === "sdk" ? await import("../../dist/index.js") : undefined;
-const importMs = mode === "sdk" ? performance.now() - importStarted : undefined;
+const sdkMode = mode === "sdk" || mode === "iterate";
+const sonde = sdkMode ? await import("../../dist/index.js") : undefined;
+const importMs = sdkMode ? performance.now() - importStarted : undefined;
 
 async function sdk() {
   const { Sonde } = sonde;
   // Before the OpenAI deep-research models retired (2026-07-23), as the OpenAI tests run them.
   const client = new Sonde({ ...spec.settings(url), env: {}, clock: () => new Date("2026-06-01T00:00:00Z") });
   const job = client.research.start({ model: spec.model, query: "bench" });
+  if (mode === "iterate") for await (const _ of job);
   const result = await job.result();
   // The job is held too (with --memory): its engine's state counts as retained.
   return { report: result.report, result, job };
@@ -56,7 +60,7 @@ async function sdk() {
 
 const base = memory ? heap() : 0;
 const started = performance.now();
-const outcome = mode === "sdk" ? await sdk() : await floor();
+const outcome = sdkMode ? await sdk() : await floor();
 const ms = performance.now() - started;
 const line = { mode, engine, ms, chars: outcome.report.length, importMs };
 if (memory) {

@@ -115,3 +115,41 @@ describe("a job iterated over batched reads", () => {
     for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBe(events[i - 1]!.seq + 1);
   });
 });
+
+describe("a job whose ref binding (the credential tag) is still being computed when its id arrives", () => {
+  const slowBind = (log: string[]) => (jobId: string) =>
+    new Promise<{ credential: string }>((resolve) =>
+      setTimeout(() => {
+        log.push("bound");
+        resolve({ credential: `h1.tag-of-${jobId}` });
+      }, 20),
+    );
+
+  it("iterated: `created` waits for it, so toRef() works the moment `created` is delivered", async () => {
+    const log: string[] = [];
+    const session = batchedSession({ events: script(10) }, 100);
+    const job = fakeJob(session, { bind: slowBind(log) });
+    for await (const event of job) {
+      if (event.type !== "created") continue;
+      expect(log).toEqual(["bound"]);
+      expect(job.toRef().credential).toBe("h1.tag-of-job_1");
+    }
+  });
+
+  it("result() alone: the read goes on meanwhile, and the result and the ref carry the id and tag", async () => {
+    const log: string[] = [];
+    const session = batchedSession({ events: script(10) }, 100);
+    const map = session.map.bind(session);
+    session.map = (wire) => {
+      log.push("mapped");
+      return map(wire);
+    };
+    const job = fakeJob(session, { bind: slowBind(log) });
+    const result = await job.result();
+    // Everything was mapped before the binding was ready: nobody could see the job mid-read.
+    expect(log.indexOf("bound")).toBe(log.length - 1);
+    expect(result.jobId).toBe("job_1");
+    expect(result.report).toBe(Array.from({ length: 10 }, (_, i) => `w${i} `).join(""));
+    expect(job.toRef()).toMatchObject({ jobId: "job_1", credential: "h1.tag-of-job_1" });
+  });
+});

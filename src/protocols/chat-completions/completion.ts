@@ -2,6 +2,8 @@
  * A non-streaming chat completion read once: the first choice's text (a string, or the
  * text parts of a content array) and the usage block counted by the common rule.
  */
+
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import { type ChatTokens, chatTokensOf } from "./usage.js";
 import { ChatCompletion } from "./wire.js";
 
@@ -14,7 +16,7 @@ export interface CompletionAnswer {
 
 /** The answer of a `chat.completion` body; undefined when the body is not one. */
 export function readCompletion(body: unknown): CompletionAnswer | undefined {
-  const parsed = ChatCompletion.safeParse(body);
+  const parsed = ChatCompletion.safeParse(body, UNCOMPILED);
   if (!parsed.success) return undefined;
   const choice = parsed.data.choices?.[0];
   const content = choice?.message?.content;

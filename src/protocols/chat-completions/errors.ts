@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { InvalidRequestError, ProviderUnavailableError, type SondeError } from "../../errors.js";
 import type { EventError, ProviderName } from "../../events.js";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import { errorFromFailure, type HttpFailure } from "../../transport/http.js";
 
 const Availability = z.lazy(() => z.object({ code: z.string().nullish(), retryable: z.boolean().nullish() }));
@@ -71,7 +72,7 @@ function wordCode(code: unknown): string | undefined {
  * availability code) becomes the error's `providerCode`.
  */
 export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDialect): SondeError {
-  const parsed = ErrorBody.safeParse(failure.body);
+  const parsed = ErrorBody.safeParse(failure.body, UNCOMPILED);
   const body = parsed.success ? parsed.data : {};
   const metadata = body.error?.metadata;
   const errorType = metadata?.error_type ?? undefined;
@@ -104,7 +105,7 @@ export function classifyChatFailure(failure: HttpFailure, dialect: ChatErrorDial
  * real status; 502 when it names none): no run was started.
  */
 export function failureOfBody(provider: ProviderName, response: Response, body: unknown): HttpFailure {
-  const error = ErrorBody.safeParse(body).data?.error;
+  const error = ErrorBody.safeParse(body, UNCOMPILED).data?.error;
   const code = error?.code;
   return {
     provider,

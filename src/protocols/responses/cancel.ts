@@ -6,6 +6,7 @@ import { InvalidRequestError } from "../../errors.js";
 import { isTerminal, type JobStatus } from "../../events.js";
 import type { CancelOutcome, CancelReport, ProviderContext } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import { pollUntilTerminal } from "../../transport/poll.js";
 import { usageOf } from "./adapter.js";
 import type { ResponsesEngine } from "./dialect.js";
@@ -66,7 +67,7 @@ export async function cancelResponse(
   let acked = false;
   try {
     const json = await endpoints.http(context).post(endpoints.cancelPath(context, ref.jobId)).json();
-    const parsed = WireResponse.safeParse(json);
+    const parsed = WireResponse.safeParse(json, UNCOMPILED);
     // OpenAI answers with the Response; Perplexity with an ack (`cancelling`): then look.
     acked = !parsed.success;
     response = parsed.success ? parsed.data : await retrieveResponse(engine, ref, context);

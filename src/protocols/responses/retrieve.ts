@@ -5,11 +5,12 @@
 import { ProviderUnavailableError } from "../../errors.js";
 import type { ProviderContext } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { WireResponse } from "./wire.js";
 
 export function parseResponse(engine: ResponsesEngine, json: unknown): WireResponse {
-  const parsed = WireResponse.safeParse(json);
+  const parsed = WireResponse.safeParse(json, UNCOMPILED);
   if (!parsed.success) {
     const provider = engine.dialect.provider;
     throw new ProviderUnavailableError(`${provider}: the response could not be read (no Response object).`, {

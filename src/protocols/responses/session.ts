@@ -14,6 +14,7 @@ import type {
   ProviderContext,
   WireEvent,
 } from "../../provider.js";
+import { UNCOMPILED } from "../../transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
@@ -206,7 +207,7 @@ export class ResponsesSession implements EngineSession {
     try {
       if (!(response.headers.get("content-type") ?? "").includes("text/event-stream")) {
         // The background POST without streaming (poll-only models) answers with the Response.
-        const parsed = WireResponse.safeParse(await response.json());
+        const parsed = WireResponse.safeParse(await response.json(), UNCOMPILED);
         if (!parsed.success) throw this.#indeterminate("its answer held no response id");
         this.#jobId = parsed.data.id;
         if (isTerminalWireStatus(parsed.data.status)) {
@@ -344,7 +345,7 @@ export class ResponsesSession implements EngineSession {
       provider: this.#provider,
       fetch: async (pollSignal) => {
         const response = await this.#http.get(path, { signal: pollSignal });
-        const parsed = WireResponse.safeParse(await response.json());
+        const parsed = WireResponse.safeParse(await response.json(), UNCOMPILED);
         if (!parsed.success) {
           throw new StreamInterruptedError(`${this.#provider}: a poll answer held no Response object`, {
             provider: this.#provider,
