@@ -548,11 +548,17 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /** The delivered event: one copy of the mapped one (an adapter may hand out its wire data or a mock's script). */
   #complete(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
-    if (mapped.type === "text" && wire !== undefined && mapped.rawEvent === undefined) {
-      // The hot path, in the generic path's shape and key order, built at once.
-      return wire.cursor !== undefined
-        ? { type: "text", delta: mapped.delta, seq: 0, cursor: wire.cursor, rawEvent: wire.data }
-        : { type: "text", delta: mapped.delta, seq: 0, rawEvent: wire.data };
+    if (wire !== undefined && mapped.rawEvent === undefined) {
+      // The hot paths (a report's deltas and inline citations), in the generic path's shape
+      // and key order, built at once.
+      if (mapped.type === "text")
+        return wire.cursor !== undefined
+          ? { type: "text", delta: mapped.delta, seq: 0, cursor: wire.cursor, rawEvent: wire.data }
+          : { type: "text", delta: mapped.delta, seq: 0, rawEvent: wire.data };
+      if (mapped.type === "citation")
+        return wire.cursor !== undefined
+          ? { type: "citation", citation: mapped.citation, seq: 0, cursor: wire.cursor, rawEvent: wire.data }
+          : { type: "citation", citation: mapped.citation, seq: 0, rawEvent: wire.data };
     }
     let event: ResearchEvent;
     if (mapped.type === "usage") {

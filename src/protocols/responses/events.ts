@@ -6,15 +6,7 @@
  * its schema rejects, decodes to `{ type: "unknown" }` with the wire type kept.
  */
 import { z } from "zod";
-import {
-  LazyWire,
-  PLAIN,
-  STRING,
-  stringAt,
-  stringValue,
-  UINT,
-  UNCOMPILED,
-} from "../../transport/fast-json.js";
+import { PLAIN, STRING, stringAt, stringValue, UINT, UNCOMPILED } from "../../transport/fast-json.js";
 import { WireAnnotation, WireCode, WireError, WireItem, WireResponse } from "./wire.js";
 
 const str = z.string().nullish();
@@ -80,8 +72,11 @@ export interface TextDelta {
   type: "response.output_text.delta";
   sequence_number?: number | null;
   item_id?: string | null;
+  output_index?: number | null;
   content_index?: number | null;
   delta: string;
+  logprobs?: unknown[];
+  obfuscation?: string;
 }
 
 /** `response.reasoning_summary_text.delta` (OpenAI): checked by hand, the other frequent delta. */
@@ -156,36 +151,38 @@ const TEXT_DELTA = new RegExp(
     `(,"logprobs":\\[\\])?(?:,"obfuscation":"${STRING}")?(?:,"sequence_number":(${UINT}))?\\}$`,
 );
 
-/** The payload of a `TEXT_DELTA` match, as JSON.parse builds it (a repeated key keeps its first place, its last value). */
-function deltaPayload(match: RegExpExecArray, event: TextDelta): Record<string, unknown> {
-  const payload: Record<string, unknown> = { type: event.type };
-  if (match[1] !== undefined) payload.sequence_number = event.sequence_number;
-  payload.item_id = event.item_id;
-  payload.output_index = Number(match[3]);
-  payload.content_index = event.content_index;
-  payload.delta = event.delta;
-  if (match[7] !== undefined) payload.logprobs = [];
-  const obfuscation = stringAt(match, 8);
-  if (obfuscation !== undefined) payload.obfuscation = obfuscation;
-  if (match[1] === undefined && match[10] !== undefined) payload.sequence_number = event.sequence_number;
-  return payload;
-}
-
 /**
  * A plain text delta read from its `data:` text (see fast-json.ts), as the wire event the
  * session hands on (its cursor: the `sequence_number` digits as sent, which are what
- * `String(sequence_number)` gives for them); undefined for anything else.
+ * `String(sequence_number)` gives for them); undefined for anything else. The payload is
+ * built key for key as JSON.parse builds it (a repeated key keeps its first place and its
+ * last value), and is the decoded event too, as on the general path.
  */
-export function matchTextDelta(text: string): LazyWire<TextDelta> | undefined {
+export function matchTextDelta(
+  text: string,
+): { cursor: string | undefined; data: TextDelta; event: TextDelta } | undefined {
   const match = TEXT_DELTA.exec(text);
   if (!match) return undefined;
   const sequence = match[10] ?? match[1];
-  const event: TextDelta = {
-    type: "response.output_text.delta",
-    sequence_number: sequence === undefined ? undefined : Number(sequence),
-    item_id: match[2],
-    content_index: Number(match[4]),
-    delta: stringValue(match[5], match[6]),
-  };
-  return new LazyWire(sequence, match, deltaPayload, event);
+  const type = "response.output_text.delta";
+  const itemId = match[2];
+  const outputIndex = Number(match[3]);
+  const contentIndex = Number(match[4]);
+  const delta = stringValue(match[5], match[6]);
+  const payload: TextDelta =
+    match[1] !== undefined
+      ? {
+          type,
+          sequence_number: Number(sequence),
+          item_id: itemId,
+          output_index: outputIndex,
+          content_index: contentIndex,
+          delta,
+        }
+      : { type, item_id: itemId, output_index: outputIndex, content_index: contentIndex, delta };
+  if (match[7] !== undefined) payload.logprobs = [];
+  const obfuscation = stringAt(match, 8);
+  if (obfuscation !== undefined) payload.obfuscation = obfuscation;
+  if (match[1] === undefined && match[10] !== undefined) payload.sequence_number = Number(match[10]);
+  return { cursor: sequence, data: payload, event: payload };
 }
