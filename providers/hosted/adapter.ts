@@ -4,7 +4,6 @@
  * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
  * with a status line and no job id (429, 503) may be retried by the core.
  */
-import { hosted } from "../../catalog/hosted.js";
 import {
   IndeterminateSubmissionError,
   InvalidRequestError,
@@ -20,7 +19,6 @@ import type {
   SnapshotReport,
   WireEvent,
 } from "../../src/provider.js";
-import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import {
   createHttpClient,
@@ -34,7 +32,7 @@ import {
 import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
 import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
-import { hostedSettingsSchema } from "./settings.js";
+import { hostedSpec, requireBaseURL } from "./spec.js";
 import { errorBodyCode, Invocation, Job } from "./wire.js";
 
 /** How long cancel() waits for `canceled` after the DELETE before answering `pending` (`hosted.cancelWaitMs`). */
@@ -43,13 +41,6 @@ const CANCEL_WAIT_MS = 60_000;
 function cancelWaitOf(context: ProviderContext): number {
   const value = context.settings.cancelWaitMs;
   return typeof value === "number" && value >= 0 ? value : CANCEL_WAIT_MS;
-}
-
-function missingBaseURL(): InvalidRequestError {
-  return new InvalidRequestError(
-    "No base URL for the hosted job API: set SONDE_HOSTED_BASE_URL or pass { hosted: { baseURL } } to new Sonde().",
-    { provider: "hosted" },
-  );
 }
 
 /**
@@ -93,11 +84,10 @@ function classify(raw: HttpFailure): SondeError {
 }
 
 function client(context: ProviderContext): HttpClient {
-  const baseURL = context.settings.baseURL;
-  if (!baseURL) throw missingBaseURL();
+  requireBaseURL(context);
   return createHttpClient({
     provider: "hosted",
-    baseURL,
+    baseURL: context.settings.baseURL!,
     // The spec does not name the auth scheme; bearer is the convention.
     headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
     fetch: context.fetch,
@@ -266,26 +256,17 @@ function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
   return snapshot;
 }
 
+/** The hosted engine: its spec (spec.ts) with the calls that need its session and wire schemas. */
 export const hostedAdapter: ResearchAdapter = {
-  specVersion,
-  models: hosted,
-  provider: "hosted",
-  settingsSchema: hostedSettingsSchema,
-  // The service takes a prompt only: files, documents, provider tools, metadata and result
-  // limits are not in `supports`, so the core rejects them before anything is sent or billed.
-  supports: ["instructions", "asOf", "output"],
-
-  checkConfig(context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
-  },
+  ...hostedSpec,
 
   start(request, context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
+    requireBaseURL(context);
     return new HostedSession({ request, model: request.modelInfo.id }, context);
   },
 
   attach(ref, context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
+    requireBaseURL(context);
     const reserved = ref.resume.reservedUSD;
     return new HostedSession(
       {

@@ -11,7 +11,6 @@ import {
   ProviderUnavailableError,
   SondeError,
   StreamInterruptedError,
-  UnsupportedOptionError,
 } from "../../src/errors.js";
 import { classifyChatFailure, failureOfBody } from "../../src/protocols/chat-completions/errors.js";
 import { chunkBatches } from "../../src/protocols/chat-completions/stream.js";
@@ -25,8 +24,6 @@ import type {
   SnapshotReport,
   WireEvent,
 } from "../../src/provider.js";
-import { specVersion } from "../../src/provider.js";
-import type { JobRef } from "../../src/ref.js";
 import {
   createHttpClient,
   errorFromFailure,
@@ -37,7 +34,7 @@ import {
 } from "../../src/transport/http.js";
 import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
-import { openrouterSettingsSchema } from "./settings.js";
+import { openrouterSpec, refuseAttach } from "./spec.js";
 import { unavailableModel } from "./unavailable.js";
 import { usageReportOf } from "./usage.js";
 import { Generation } from "./wire.js";
@@ -185,34 +182,15 @@ function upstreamOf(model: string): string {
 /** Upstreams that keep running and billing after the client disconnects (WIRE.md §5). */
 const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 
+/** The OpenRouter engine: its spec (spec.ts) with the calls that need the Chat Completions protocol. */
 export const openrouterAdapter: ResearchAdapter = {
-  specVersion,
-  models: openrouter,
-  provider: "openrouter",
-  settingsSchema: openrouterSettingsSchema,
-  supports: ["instructions", "asOf", "output", "reasoning"],
-
-  validate(request) {
-    if (request.reasoning?.summary !== undefined)
-      throw new UnsupportedOptionError(
-        "reasoning",
-        `${request.modelInfo.id} streams its reasoning as is; OpenRouter has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
-      );
-  },
+  ...openrouterSpec,
 
   start(request, context) {
     return new OpenRouterSession(request, context);
   },
 
-  attach(ref: JobRef): EngineSession {
-    throw new UnsupportedOptionError(
-      "attach",
-      `openrouter: job ${ref.jobId} cannot be re-attached. An OpenRouter run is a single streamed HTTP request ` +
-        "with no resume: once that connection is gone its events cannot be fetched again. The run may still have " +
-        "finished and billed upstream; research.get(ref) reads its recorded cost and token counts. Start a new job to get a report.",
-      { provider: "openrouter" },
-    );
-  },
+  attach: refuseAttach,
 
   async get(ref, context): Promise<SnapshotReport> {
     const http = client(context, true);

@@ -3,7 +3,7 @@
  * (providers/perplexity/WIRE.md §8): `{"error":{"message","type","code"}}` with an integer
  * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
  */
-import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
+import { InvalidRequestError, type SondeError } from "../../src/errors.js";
 import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
 import {
@@ -12,11 +12,9 @@ import {
   type HttpClient,
   type HttpFailure,
 } from "../../src/transport/http.js";
+import { sonarRetired } from "./request.js";
 
 export const defaultBaseURL = "https://api.perplexity.ai";
-export const RETIRED_MODEL = "perplexity:sonar-deep-research";
-export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
-export const REPLACEMENT = "perplexity:medium";
 
 function errorType(body: unknown): string | undefined {
   const parsed = WireErrorBody.safeParse(body);
@@ -27,8 +25,7 @@ export function classify(failure: HttpFailure): SondeError | undefined {
   const type = errorType(failure.body);
   const common = { provider: "perplexity" as const, status: failure.status, requestId: failure.requestId };
   // Sonar paths since the sunset: a retirement, not a bad key (providers/perplexity/WIRE.md §1, P6).
-  if (failure.status === 403 && type === "chat_completions_not_available")
-    return new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
+  if (failure.status === 403 && type === "chat_completions_not_available") return sonarRetired();
   if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)
     return new InvalidRequestError(`perplexity ${failure.status}: ${failure.message}`, {
       ...common,

@@ -6,7 +6,11 @@
 import { InvalidRequestError, ModelRetiredError, UnsupportedOptionError } from "../../src/errors.js";
 import type { ProviderContext, ResolvedRequest } from "../../src/provider.js";
 import type { RequestOption } from "../../src/request.js";
-import { REPLACEMENT, RETIRED_MODEL, SONAR_SHUTDOWN } from "./http.js";
+
+/** The Sonar engine's id: retired on 2026-09-27, its refs and requests say so before any request. */
+export const RETIRED_MODEL = "perplexity:sonar-deep-research";
+export const sonarRetired = () =>
+  new ModelRetiredError(RETIRED_MODEL, "2026-09-27T00:00:00Z", "perplexity:medium");
 
 export const supportedOptions: readonly RequestOption[] = [
   "instructions",
@@ -51,8 +55,7 @@ export function settingsOf(context: Pick<ProviderContext, "settings">): Perplexi
 
 export function validateRequest(request: ResolvedRequest, context: Pick<ProviderContext, "settings">): void {
   // Whatever the clock says: Sonde has no Sonar engine any more, and the Agent API has no such preset.
-  if (request.modelInfo.id === RETIRED_MODEL)
-    throw new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
+  if (request.modelInfo.id === RETIRED_MODEL) throw sonarRetired();
   settingsOf(context);
   if (request.reasoning?.summary !== undefined)
     throw new UnsupportedOptionError(
