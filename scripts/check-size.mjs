@@ -18,7 +18,8 @@ import { resolve } from "node:path";
 //  - such a bundle holds another engine's catalog entries (the catalog is data), or
 //  - the main entry (`import { Sonde } from "sonde"`) statically imports a Node built-in
 //    (the portable engine's file store loads its built-ins lazily, on first use), or loads
-//    the portable engine's research loop up front (it loads when a portable job runs).
+//    any engine's session code or the portable engine's research loop up front (each engine
+//    loads when a job of it first starts, src/lazy-engine.ts; the loop when a portable job runs).
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 
@@ -124,6 +125,19 @@ if (main.text.includes("no new call was made after it")) {
   failed = true;
   console.log("FAIL main entry loads the portable research loop up front");
 }
+// Each engine's session code loads when a job of it first starts (src/lazy-engine.ts): a text only it holds.
+const sessionCode = {
+  "the Responses session (OpenAI, Perplexity)": "keep ending early; polling instead",
+  "Gemini's session": "~created",
+  "OpenRouter's session": "OpenRouter cannot resume a stream",
+  "the hosted session": "answer named no job id",
+  "the portable adapter": "could not claim idempotencyKey",
+};
+const eagerEngines = Object.keys(sessionCode).filter((name) => main.text.includes(sessionCode[name]));
+if (eagerEngines.length > 0) {
+  failed = true;
+  console.log(`FAIL main entry loads engine code up front: ${eagerEngines.join(", ")}`);
+} else console.log("ok   main entry loads no engine's session up front (each loads on first use)");
 if (builtins.length > 0) {
   failed = true;
   console.log(`FAIL main entry imports Node built-ins statically: ${builtins.map((i) => i.path).join(", ")}`);
