@@ -9,7 +9,7 @@ import type { CancelOutcome, ProviderContext, ResearchAdapter, SnapshotReport } 
 import type { JobRef } from "../../src/ref.js";
 import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
-import { classifyFailure, describeError } from "./errors.js";
+import { describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
 import { buildCreateBody } from "./request.js";
 import { type AttachPoint, GeminiSession } from "./session.js";
@@ -31,7 +31,7 @@ function clientFor(context: ProviderContext): HttpClient {
       },
       fetch: context.fetch,
       clock: context.clock,
-      classify: classifyFailure,
+      classify: async (failure) => (await import("./http-errors.js")).classifyFailure(failure),
     });
     clients.set(context, client);
   }

@@ -12,7 +12,6 @@ import {
   SondeError,
   StreamInterruptedError,
 } from "../../src/errors.js";
-import { classifyChatFailure, failureOfBody } from "../../src/protocols/chat-completions/errors.js";
 import { chunkBatches } from "../../src/protocols/chat-completions/stream.js";
 import { outputTokensOf } from "../../src/protocols/chat-completions/usage.js";
 import type {
@@ -26,7 +25,6 @@ import type {
 } from "../../src/provider.js";
 import {
   createHttpClient,
-  errorFromFailure,
   type HttpClient,
   type HttpFailure,
   submitOnce,
@@ -41,8 +39,9 @@ import { Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
 
-/** The protocol's readings of an error body, in OpenRouter's words. */
-function classify(failure: HttpFailure): SondeError | undefined {
+/** The protocol's readings of an error body, in OpenRouter's words (loaded with the first failure). */
+async function classify(failure: HttpFailure): Promise<SondeError> {
+  const { classifyChatFailure } = await import("../../src/protocols/chat-completions/http-errors.js");
   return classifyChatFailure(failure, {
     provider: "openrouter",
     notServed: "OpenRouter does not serve this model; pick another.",
@@ -67,7 +66,7 @@ function client(context: ProviderContext, forGet = false): HttpClient {
   });
 }
 
-function classifyGet(failure: HttpFailure): SondeError | undefined {
+function classifyGet(failure: HttpFailure): SondeError | Promise<SondeError> {
   if (failure.status === 404)
     return new JobNotFoundError(
       `openrouter 404: no record of this generation. OpenRouter records a generation's cost and tokens once it finishes, so it may still be running; or the id is unknown to this account.`,
@@ -147,8 +146,11 @@ class OpenRouterSession implements EngineSession {
     if (response.headers.get("content-type")?.includes("application/json")) {
       // An error can come back as a 200 JSON body instead of a stream; no run was started.
       const body = await response.json().catch(() => undefined);
-      const failure = failureOfBody("openrouter", response, body);
-      throw unavailableModel(classify(failure) ?? errorFromFailure(failure), this.#request.modelInfo);
+      const { failureOfBody } = await import("../../src/protocols/chat-completions/http-errors.js");
+      throw unavailableModel(
+        await classify(failureOfBody("openrouter", response, body)),
+        this.#request.modelInfo,
+      );
     }
     try {
       // One array of wire events per network read; the batch with `[DONE]` ends the stream.
