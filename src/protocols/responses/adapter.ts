@@ -6,17 +6,12 @@
 import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
 import { InvalidRefError } from "../../errors.js";
-import { isTerminal } from "../../events.js";
 import type { EngineSpec } from "../../lazy-engine.js";
-import type { ProviderContext, ResearchAdapter, ResolvedRequest, SnapshotReport } from "../../provider.js";
+import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { retrieveResponse } from "./retrieve.js";
 import { ResponsesSession } from "./session.js";
 import { type ResumeState, resumeOf } from "./spec.js";
-import { jobStatusOf } from "./status.js";
-import { reportOf } from "./text.js";
-import type { WireResponse } from "./wire.js";
 
 export interface ResponsesAdapterOptions {
   engine: ResponsesEngine;
@@ -101,10 +96,8 @@ export function responsesAdapter(spec: EngineSpec, options: ResponsesAdapterOpti
 
     attach: (ref, context) => attachSession(engine, ref, context, modelOf(ref)),
 
-    /** One GET. The report and its citations are included once the job has ended. */
-    get: async (ref, context) => snapshotOf(engine, ref, await retrieveResponse(engine, ref, context)),
-
-    // A cancel is a rare path: its polling and outcomes load with the first one (cancel.ts).
+    // One look at a job (a GET) and a cancel are rare paths: each loads with its first use.
+    get: async (ref, context) => (await import("./snapshot.js")).getResponse(engine, ref, context),
     cancel: async (ref, context) =>
       (await import("./cancel.js")).cancelResponse(
         engine,
@@ -138,35 +131,4 @@ function attachSession(engine: ResponsesEngine, ref: JobRef, context: ProviderCo
       ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
     },
   });
-}
-
-/** What its output shows counts even when `usage` is null (a cancelled run). */
-export function usageOf(engine: ResponsesEngine, response: WireResponse) {
-  const final = reportOf(response, engine.dialect);
-  const searches = final.searchIds.length;
-  const counted = response.usage || searches > 0 || final.fetches > 0;
-  return {
-    final,
-    usage: counted ? engine.dialect.usage(response.usage, { searches, fetches: final.fetches }) : undefined,
-  };
-}
-
-function snapshotOf(engine: ResponsesEngine, ref: JobRef, response: WireResponse): SnapshotReport {
-  const status = jobStatusOf(response.status);
-  const { final, usage } = usageOf(engine, response);
-  return {
-    provider: engine.dialect.provider,
-    model: ref.model,
-    jobId: response.id,
-    status,
-    ...(isTerminal(status) && final.text && { report: final.text, citations: final.citations }),
-    ...(usage && { usage }),
-    ...(response.error && {
-      error: {
-        code: response.error.code ?? response.error.type ?? "failed",
-        message: response.error.message ?? "",
-      },
-    }),
-    raw: response,
-  };
 }

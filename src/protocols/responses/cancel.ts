@@ -7,9 +7,9 @@ import { isTerminal, type JobStatus } from "../../events.js";
 import type { CancelOutcome, CancelReport, ProviderContext } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
 import { pollUntilTerminal } from "../../transport/poll.js";
-import { usageOf } from "./adapter.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { retrieveResponse } from "./retrieve.js";
+import { usageOf } from "./snapshot.js";
 import { isTerminalWireStatus, jobStatusOf } from "./status.js";
 import { WireResponse } from "./wire.js";
 
