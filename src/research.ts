@@ -219,38 +219,34 @@ export class ResearchNamespace {
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
-    const parsed = parseRef(ref);
-    const info = this.#modelOf(parsed);
-    const context = this.#contextFor(parsed.provider);
-    const identity = this.#identity(context, options.owner);
-    checkRefBinding(parsed, identity);
-    await verifyCredential(parsed, identity);
-    const mocked = mockHook()?.get(parsed);
-    if (mocked) return mocked;
-    this.#requireConfig(parsed.provider, context);
-    const snapshot = await this.#adapter(parsed.provider)
-      .get(parsed, context)
-      .catch((error: unknown) => typedFailure(error, parsed.provider));
-    const { usage, ...rest } = snapshot;
-    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
+  get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
+    return this.#byRef(ref, options, "get");
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
+  cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
+    return this.#byRef(ref, options, "cancel");
+  }
+
+  /** A one-shot call on a job by its ref: checked like an attach, usage priced from the catalog. */
+  async #byRef<T extends JobSnapshot | CancelOutcome>(
+    ref: JobRef | string,
+    options: RefCallOptions,
+    call: "get" | "cancel",
+  ): Promise<T> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
     const identity = this.#identity(context, options.owner);
     checkRefBinding(parsed, identity);
     await verifyCredential(parsed, identity);
-    const mocked = mockHook()?.cancel(parsed);
-    if (mocked) return mocked;
+    const mocked = mockHook()?.[call](parsed);
+    if (mocked) return mocked as Promise<T>;
     this.#requireConfig(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
-      .cancel(parsed, context)
+      [call](parsed, context)
       .catch((error: unknown) => typedFailure(error, parsed.provider));
-    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
+    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) } as T;
   }
 
   /** The catalog models of this client's engines, filtered by provider and capability. No network. */
