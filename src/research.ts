@@ -25,7 +25,7 @@ import {
 } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
 import { typedTransportError } from "./transport/http.js";
-import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
+import { DEFAULT_TIMEOUT_MS, noEngine, resolveRequest } from "./validate.js";
 
 /**
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
@@ -296,11 +296,7 @@ export class ResearchNamespace {
 
   #adapter(provider: ProviderName): ResearchAdapter {
     const adapter = this.#adapters[provider];
-    if (!adapter)
-      throw new InvalidRefError(
-        "provider",
-        `No ${provider} engine in this client: pass it in createSonde({ adapters }) (from "sonde/providers/${provider}").`,
-      );
+    if (!adapter) throw new InvalidRefError("provider", noEngine(provider));
     return adapter;
   }
 

@@ -50,7 +50,7 @@ export function validateRequest(request: ResolvedRequest): void {
   if (request.reasoning?.summary !== undefined)
     throw new UnsupportedOptionError(
       "reasoning",
-      `${request.modelInfo.id} streams its reasoning as free text; Perplexity has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
+      `${request.modelInfo.id} streams its reasoning as is; Perplexity has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
     );
 }
 
