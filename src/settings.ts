@@ -14,7 +14,7 @@ export const engineSettingsShape = {
 };
 
 /** A managed engine's key and endpoint (keys default to the environment). */
-export const engineSettingsSchema = /* @__PURE__ */ z.strictObject(engineSettingsShape);
+export const engineSettingsSchema = z.strictObject(engineSettingsShape);
 
 /** A managed engine's key and endpoint (keys default to the environment). */
 export type EngineSettings = z.input<typeof engineSettingsSchema>;
