@@ -13,6 +13,9 @@ const shared: Options = {
     redis: "src/redis/index.ts",
     worker: "src/worker/index.ts",
     tracing: "src/tracing/index.ts",
+    // Not a public entry: being one keeps the event schemas in a chunk of their own, so a bundle
+    // that does not use them (the core does not) drops them (scripts/check-size.mjs checks it).
+    "event-schemas": "src/event-schemas.ts",
     ...Object.fromEntries(providers.map((name) => [`providers/${name}`, `providers/${name}/index.ts`])),
   },
   dts: true,

@@ -30,8 +30,8 @@ const presetPricing = (notes: string, typical: { low: number; high: number; basi
   source: "https://docs.perplexity.ai/getting-started/pricing",
   typicalJobUSD: { ...typical, verified: false },
   notes:
-    "No per-preset fee: tokens are billed at the list rate of whichever model the preset picks, so the token rates here are unconfirmed: $0.5/M output is what one observed medium run paid (providers/perplexity/WIRE.md §7, P6: $0.00054 for 1,085 tokens), $0.1/M input an estimate from its cache costs. " +
-    "The search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
+    "No per-preset fee: tokens are billed at the rate of the model the preset picks, so these token rates are unconfirmed ($0.5/M output as one observed medium run paid, WIRE.md §7, P6; $0.1/M input estimated from its cache costs). " +
+    "Search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
     notes,
 });
 

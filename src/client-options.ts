@@ -5,6 +5,7 @@
  */
 import { distance } from "../catalog/lookup.js";
 import { InvalidRequestError } from "./errors.js";
+import type { RetryPolicy } from "./provider.js";
 
 const engine = ["apiKey", "baseURL", "previousApiKeys"];
 
@@ -66,4 +67,41 @@ export function checkOptionKeys(options: object): void {
       );
     }
   }
+}
+
+/**
+ * The number options, as the client will use them (`retry` merged with its defaults): an
+ * `InvalidRequestError` naming the first one out of range and what it takes.
+ */
+export function checkOptionValues(idleTimeoutMs: number, retry: RetryPolicy): void {
+  const check = (name: string, value: number, ok: boolean, takes: string) => {
+    if (!ok)
+      throw new InvalidRequestError(
+        `Client option "${name}" takes ${takes}; got ${typeof value === "string" ? `"${value}"` : value}.`,
+      );
+  };
+  check(
+    "idleTimeoutMs",
+    idleTimeoutMs,
+    idleTimeoutMs > 0 && Number.isFinite(idleTimeoutMs),
+    "a finite number of milliseconds above 0",
+  );
+  const { attempts, minDelayMs, maxDelayMs } = retry;
+  check(
+    "retry.attempts",
+    attempts,
+    Number.isInteger(attempts) && attempts >= 0,
+    "a whole number from 0 (0: no retries)",
+  );
+  for (const [name, value] of [
+    ["minDelayMs", minDelayMs],
+    ["maxDelayMs", maxDelayMs],
+  ] as const)
+    check(
+      `retry.${name}`,
+      value,
+      value >= 0 && Number.isFinite(value),
+      "a finite number of milliseconds from 0",
+    );
+  check("retry.minDelayMs", minDelayMs, minDelayMs <= maxDelayMs, `at most retry.maxDelayMs (${maxDelayMs})`);
 }

@@ -1,4 +1,4 @@
-import { checkOptionKeys } from "./client-options.js";
+import { checkOptionKeys, checkOptionValues } from "./client-options.js";
 import { InvalidRequestError, UnsupportedAdapterError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
@@ -154,6 +154,7 @@ export class SondeClient {
     const retry: RetryPolicy = { ...defaultRetryPolicy, ...options.retry };
     const logger = makeLogger(options.logger);
     const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+    checkOptionValues(idleTimeoutMs, retry);
 
     for (const provider of ["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"] as const) {
       let settings: ProviderSettings = {};

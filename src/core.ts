@@ -20,6 +20,7 @@ export {
 export { estimateCost } from "./cost.js";
 export * from "./errors.js";
 export type { CostEstimate } from "./estimate.js";
+export * from "./event-schemas.js";
 export * from "./events.js";
 export { ResearchJob } from "./job.js";
 export type { JobDescription, JobObserver, JobSignal, SondeTelemetry } from "./observe.js";

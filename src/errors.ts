@@ -227,8 +227,7 @@ export class UnsupportedAdapterError extends SondeError {
   constructor(provider: string, specVersion: unknown, supported: number) {
     super(
       "unsupported_adapter",
-      `The adapter for "${provider}" implements adapter spec ${String(specVersion)}; this Sonde runs version ${supported}. ` +
-        "Use the adapter's release for this Sonde (or the Sonde it needs).",
+      `The adapter for "${provider}" implements adapter spec ${String(specVersion)}; this Sonde runs version ${supported}: use releases that match.`,
       { retryable: false },
     );
     this.specVersion = specVersion;
@@ -420,14 +419,13 @@ export type AbortedJobState = "never-sent" | "unconfirmed" | "remote" | "local" 
 
 const abortedJob: Record<AbortedJobState, string> = {
   "never-sent": "Nothing was sent: no job was created.",
-  unconfirmed:
-    "It was aborted while being submitted, before an id arrived: it may or may not have been created.",
+  unconfirmed: "It was aborted during its submission, before an id arrived: it may or may not exist.",
   remote: "The remote job keeps running; attach its ref to continue or cancel it.",
   local:
-    "The local job keeps running in this process until it ends: job.detach() pauses it (its progress is saved) " +
-    "and lets the process exit, job.cancel() stops it; attach its ref to follow it again.",
+    "The local job keeps running in this process: job.detach() pauses it (progress saved) so the process can exit, " +
+    "job.cancel() stops it; attach its ref to follow it again.",
   "local-paused":
-    "The local job is paused with its progress saved in the job store; attach its ref (in any process) to continue it, or cancel it.",
+    "The local job is paused, its progress saved: attach its ref (in any process) to continue or cancel it.",
 };
 
 /**

@@ -98,7 +98,7 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
     throw new RefOwnershipError(
       "owner",
       `This ${provider} ref belongs to ${has}, and this call's owner is ${wants}: refused before any request. ` +
-        "Use the ref only for the owner that created it (the client's `owner` option, or `{ owner }` on the call).",
+        "Use it only for the owner that created it (the client's `owner` option or the call's `{ owner }`).",
       { provider },
     );
   }
@@ -108,7 +108,7 @@ export function checkRefBinding(ref: JobRef, identity: RefIdentity): void {
     if (ref.owner !== undefined && identity.apiKey)
       throw new RefOwnershipError(
         "credential",
-        `This ${provider} ref names an owner but carries no credential tag, so the owner cannot be verified: refused. ` +
+        `This ${provider} ref names an owner but has no credential tag to verify it: refused. ` +
           "Use the ref job.toRef() returned, unedited.",
         { provider },
       );

@@ -25,7 +25,7 @@ import {
 } from "./ref-binding.js";
 import type { ResearchRequest } from "./request.js";
 import { typedTransportError } from "./transport/http.js";
-import { DEFAULT_TIMEOUT_MS, resolveRequest } from "./validate.js";
+import { DEFAULT_TIMEOUT_MS, noEngine, resolveRequest } from "./validate.js";
 
 /**
  * A one-shot read or cancel that failed below HTTP (fetch's bare `TypeError`): a refused
@@ -219,38 +219,34 @@ export class ResearchNamespace {
   }
 
   /** One status read (a single GET where the engine has one); no stream. */
-  async get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
-    const parsed = parseRef(ref);
-    const info = this.#modelOf(parsed);
-    const context = this.#contextFor(parsed.provider);
-    const identity = this.#identity(context, options.owner);
-    checkRefBinding(parsed, identity);
-    await verifyCredential(parsed, identity);
-    const mocked = mockHook()?.get(parsed);
-    if (mocked) return mocked;
-    this.#requireConfig(parsed.provider, context);
-    const snapshot = await this.#adapter(parsed.provider)
-      .get(parsed, context)
-      .catch((error: unknown) => typedFailure(error, parsed.provider));
-    const { usage, ...rest } = snapshot;
-    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
+  get(ref: JobRef | string, options: RefCallOptions = {}): Promise<JobSnapshot> {
+    return this.#byRef(ref, options, "get");
   }
 
   /** Cancels server-side where the engine can; the outcome says honestly what happened. */
-  async cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
+  cancel(ref: JobRef | string, options: RefCallOptions = {}): Promise<CancelOutcome> {
+    return this.#byRef(ref, options, "cancel");
+  }
+
+  /** A one-shot call on a job by its ref: checked like an attach, usage priced from the catalog. */
+  async #byRef<T extends JobSnapshot | CancelOutcome>(
+    ref: JobRef | string,
+    options: RefCallOptions,
+    call: "get" | "cancel",
+  ): Promise<T> {
     const parsed = parseRef(ref);
     const info = this.#modelOf(parsed);
     const context = this.#contextFor(parsed.provider);
     const identity = this.#identity(context, options.owner);
     checkRefBinding(parsed, identity);
     await verifyCredential(parsed, identity);
-    const mocked = mockHook()?.cancel(parsed);
-    if (mocked) return mocked;
+    const mocked = mockHook()?.[call](parsed);
+    if (mocked) return mocked as Promise<T>;
     this.#requireConfig(parsed.provider, context);
     const { usage, ...rest } = await this.#adapter(parsed.provider)
-      .cancel(parsed, context)
+      [call](parsed, context)
       .catch((error: unknown) => typedFailure(error, parsed.provider));
-    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) };
+    return { ...rest, ...(usage && { usage: mergeUsage(emptyUsage, usage, info.pricing) }) } as T;
   }
 
   /** The catalog models of this client's engines, filtered by provider and capability. No network. */
@@ -300,11 +296,7 @@ export class ResearchNamespace {
 
   #adapter(provider: ProviderName): ResearchAdapter {
     const adapter = this.#adapters[provider];
-    if (!adapter)
-      throw new InvalidRefError(
-        "provider",
-        `No ${provider} engine in this client: pass it in createSonde({ adapters }) (from "sonde/providers/${provider}").`,
-      );
+    if (!adapter) throw new InvalidRefError("provider", noEngine(provider));
     return adapter;
   }
 

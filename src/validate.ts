@@ -18,7 +18,7 @@ export const DEFAULT_TIMEOUT_MS = 3_600_000;
 /** Options every engine honours, because the core implements them. */
 const universal: readonly RequestOption[] = ["timeoutMs", "signal"];
 /** Options only the portable (local) engine can honour, for a helpful message. */
-const localOnly: readonly RequestOption[] = ["sources", "budget"];
+const localOnly: readonly RequestOption[] = ["sources", "budget", "idempotencyKey"];
 
 function onlySpendCap(budget: ParsedRequest["budget"]): boolean {
   return Object.entries(budget ?? {}).every(([key, value]) => key === "maxCostUSD" || value === undefined);
@@ -33,11 +33,11 @@ function spendCapNotes(info: ModelInfo, cap: number): ResolvedRequest["adjustmen
   const hold = info.pricing.reservationUSD;
   if (info.capabilities.pollOnly)
     notes.push(
-      `${info.id} reports no running cost before the job ends (it is poll-only): the cap is checked when the job ends${hold !== undefined ? " and against the amount the provider holds when it accepts the job" : ""}, so it cannot stop spend part-way`,
+      `${info.id} reports no running cost before the job ends (poll-only): the cap is checked at the end${hold !== undefined ? " and against the provider's hold" : ""}, so it cannot stop spend part-way`,
     );
   if (hold !== undefined && hold > cap)
     notes.push(
-      `the provider holds about $${hold.toFixed(2)} when it accepts a job on ${info.id}, above the cap: expect Sonde to cancel the job as soon as the hold is reported`,
+      `the provider holds about $${hold.toFixed(2)} for a job on ${info.id}, above the cap: Sonde cancels the job once the hold is reported`,
     );
   const { inputPerM, outputPerM, verified } = info.pricing;
   if (inputPerM === 0 && outputPerM === 0 && !verified)
@@ -74,11 +74,12 @@ function providerOf(model: string): ProviderName | undefined {
   return providerNames.find((p) => p === name);
 }
 
+/** What to do about an engine this client was not built with. */
+export const noEngine = (provider: ProviderName) =>
+  `No ${provider} engine in this client: pass it to createSonde({ adapters }) from "sonde/providers/${provider}".`;
+
 function engineMissing(provider: ProviderName): UnsupportedOptionError {
-  return new UnsupportedOptionError(
-    "model",
-    `The ${provider} engine is not available in this build of Sonde. Import "sonde/providers/${provider}" or pick another model.`,
-  );
+  return new UnsupportedOptionError("model", noEngine(provider));
 }
 
 /**
@@ -125,10 +126,8 @@ export function resolveRequest(
     // The spend cap is enforced by the core for every engine; the rest of `budget` is the portable engine's.
     if (key === "budget" && onlySpendCap(request.budget)) continue;
     const hint = localOnly.includes(key)
-      ? ` Managed research engines choose their own sources and budgets; the portable engine (portable:<chat>/<model>) supports "${key}".${key === "budget" ? " Only budget.maxCostUSD (a spend cap) is accepted by every engine." : ""}`
-      : key === "idempotencyKey"
-        ? " Only the portable engine (portable:<chat>/<model>), whose job store deduplicates submissions, accepts it."
-        : takenBy(key, options.adapterFor);
+      ? ` Only the portable engine (portable:<chat>/<model>) takes it${key === "budget" ? "; every engine takes budget.maxCostUSD (a spend cap)" : ""}.`
+      : takenBy(key, options.adapterFor);
     throw new UnsupportedOptionError(
       key,
       `The ${provider} engine cannot honour "${key}" for ${info.id}.${hint}`,

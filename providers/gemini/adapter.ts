@@ -3,27 +3,18 @@
  * (WIRE.md), steps schema, `Api-Revision: 2026-05-20`.
  */
 
-import { z } from "zod";
-import { gemini } from "../../catalog/gemini.js";
 import { SondeError } from "../../src/errors.js";
 import type { JobStatus } from "../../src/events.js";
-import {
-  type CancelOutcome,
-  type ProviderContext,
-  type ResearchAdapter,
-  type SnapshotReport,
-  specVersion,
-} from "../../src/provider.js";
+import type { CancelOutcome, ProviderContext, ResearchAdapter, SnapshotReport } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
-import { LastBatch, readResumeState } from "../../src/resume-state.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
-import { classifyFailure, describeError } from "./errors.js";
+import { describeError } from "./errors.js";
 import { countActivity, readReport, toUsageReport } from "./report.js";
-import { buildCreateBody, checkRequest } from "./request.js";
+import { buildCreateBody } from "./request.js";
 import { type AttachPoint, GeminiSession } from "./session.js";
-import { geminiSettingsSchema } from "./settings.js";
+import { geminiSpec, type ResumeState, resumeOf } from "./spec.js";
 import { API_REVISION, DEFAULT_BASE_URL, isTerminalStatus, WireInteraction } from "./wire.js";
 
 const clients = new WeakMap<ProviderContext, HttpClient>();
@@ -41,7 +32,7 @@ function clientFor(context: ProviderContext): HttpClient {
       },
       fetch: context.fetch,
       clock: context.clock,
-      classify: classifyFailure,
+      classify: async (failure) => (await import("./http-errors.js")).classifyFailure(failure),
     });
     clients.set(context, client);
   }
@@ -66,20 +57,6 @@ export function jobStatusOf(status: string | null | undefined): JobStatus {
   }
 }
 
-const ResumeState = z.lazy(() =>
-  z.object({
-    text: z.number().int().nonnegative().optional(),
-    citations: z.number().int().nonnegative().optional(),
-    trail: z.number().int().nonnegative().optional(),
-    last: LastBatch.extend({ trailFrom: z.number().int().nonnegative().optional() }).optional(),
-    thinking: z.boolean().optional(),
-    endedAt: z.string().optional(),
-  }),
-);
-
-/** The ref's `resume`, validated: a bad field is named, never read as "nothing delivered". */
-const resumeOf = (ref: JobRef): z.infer<typeof ResumeState> => readResumeState(ref, ResumeState);
-
 /**
  * What the ref says was delivered. When it was taken in the middle of a batch
  * (`cursorOffset`), the undelivered tail of that batch is taken off: a batch lists its
@@ -87,7 +64,7 @@ const resumeOf = (ref: JobRef): z.infer<typeof ResumeState> => readResumeState(r
  * (`FINAL_CURSOR`), it is replayed whole under the ref's cursor, where the core skips the
  * events already delivered: the counts then stop before it.
  */
-function attachPoint(ref: JobRef, resume: z.infer<typeof ResumeState>): AttachPoint {
+function attachPoint(ref: JobRef, resume: ResumeState): AttachPoint {
   let text = resume.text ?? 0;
   let citations = resume.citations ?? 0;
   let results = resume.trail ?? 0;
@@ -129,22 +106,9 @@ async function readInteraction(
 
 const path = (ref: JobRef) => `interactions/${encodeURIComponent(ref.jobId)}`;
 
-/**
- * Gemini Deep Research agents (`gemini:deep-research-preview-04-2026`,
- * `gemini:deep-research-max-preview-04-2026`) as background, streamed, stored interactions.
- * Honours `instructions`, `asOf` and `output` (as the system instruction), `tools`,
- * `reasoning` and `previousJobId`; anything else is rejected before the network.
- */
+/** The Gemini engine: its spec (spec.ts) with the calls that need the Interactions protocol. */
 export const geminiAdapter: ResearchAdapter = {
-  specVersion,
-  models: gemini,
-  provider: "gemini",
-  settingsSchema: geminiSettingsSchema,
-  supports: ["instructions", "asOf", "output", "tools", "reasoning", "previousJobId"],
-
-  validate(request) {
-    checkRequest(request);
-  },
+  ...geminiSpec,
 
   start(request, context) {
     return new GeminiSession({

@@ -4,13 +4,7 @@
  * so it is sent once: a timeout is `IndeterminateSubmissionError`, and only an answer
  * with a status line and no job id (429, 503) may be retried by the core.
  */
-import { hosted } from "../../catalog/hosted.js";
-import {
-  IndeterminateSubmissionError,
-  InvalidRequestError,
-  RateLimitError,
-  SondeError,
-} from "../../src/errors.js";
+import { IndeterminateSubmissionError, SondeError } from "../../src/errors.js";
 import type {
   CancelReport,
   EngineSession,
@@ -20,23 +14,14 @@ import type {
   SnapshotReport,
   WireEvent,
 } from "../../src/provider.js";
-import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
-import {
-  createHttpClient,
-  errorFromFailure,
-  failureFromResponse,
-  type HttpClient,
-  type HttpFailure,
-  submitOnce,
-  toTransportError,
-} from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient, submitOnce, toTransportError } from "../../src/transport/http.js";
 import { getJson, pollUntilTerminal, pollWire } from "../../src/transport/poll.js";
 import { finalEvents, isTerminalJob, JobMapper, statusOf } from "./map.js";
 import { invokeBody } from "./request.js";
-import { hostedSettingsSchema } from "./settings.js";
-import { errorBodyCode, Invocation, Job } from "./wire.js";
+import { hostedSpec, requireBaseURL } from "./spec.js";
+import { Invocation, Job } from "./wire.js";
 
 /** How long cancel() waits for `canceled` after the DELETE before answering `pending` (`hosted.cancelWaitMs`). */
 const CANCEL_WAIT_MS = 60_000;
@@ -46,65 +31,17 @@ function cancelWaitOf(context: ProviderContext): number {
   return typeof value === "number" && value >= 0 ? value : CANCEL_WAIT_MS;
 }
 
-function missingBaseURL(): InvalidRequestError {
-  return new InvalidRequestError(
-    "No base URL for the hosted job API: set SONDE_HOSTED_BASE_URL or pass { hosted: { baseURL } } to new Sonde().",
-    { provider: "hosted" },
-  );
-}
-
-/**
- * The service allows one job in flight per organization and answers a second invoke with 429.
- * Its error body is not specified; these words are how such an answer names the rule.
- */
-const JOB_IN_FLIGHT = /in[ -]flight|already (running|queued|in progress)|concurrent job|one job/i;
-
-function classify(raw: HttpFailure): SondeError {
-  const failure = { ...raw, code: errorBodyCode(raw.body) ?? raw.code };
-  const common = {
-    provider: "hosted" as const,
-    status: failure.status,
-    requestId: failure.requestId,
-    providerCode: failure.code,
-  };
-  if (failure.status === 429) {
-    const retryAfter = failure.retryAfterMs !== undefined && { retryAfterMs: failure.retryAfterMs };
-    // Waiting and re-posting cannot help while the other job runs: it only finishes, or is cancelled.
-    if (JOB_IN_FLIGHT.test(`${failure.message} ${failure.code ?? ""}`))
-      return new RateLimitError(
-        `hosted 429: ${failure.message}. Only one job may be in flight per organization: poll the running job ` +
-          "(research.get(ref) or research.attach(ref)) until it ends, or cancel it (research.cancel(ref)), then " +
-          "start this one. Sonde did not resend the invoke.",
-        { ...common, ...retryAfter, retryable: false },
-      );
-    const wait =
-      failure.retryAfterMs !== undefined ? ` Retry after ${Math.ceil(failure.retryAfterMs / 1000)} s.` : "";
-    return new RateLimitError(
-      `hosted 429: ${failure.message}.${wait} If another job of this organization is still queued or running ` +
-        "(one may be in flight), poll or cancel it (research.cancel(ref)) instead.",
-      { ...common, ...retryAfter },
-    );
-  }
-  if (failure.status === 422)
-    return new InvalidRequestError(
-      `hosted 422: ${failure.message}. The service rejected the request body.`,
-      common,
-    );
-  return errorFromFailure(failure);
-}
-
 function client(context: ProviderContext): HttpClient {
-  const baseURL = context.settings.baseURL;
-  if (!baseURL) throw missingBaseURL();
+  requireBaseURL(context);
   return createHttpClient({
     provider: "hosted",
-    baseURL,
+    baseURL: context.settings.baseURL!,
     // The spec does not name the auth scheme; bearer is the convention.
     headers: { Authorization: `Bearer ${context.settings.apiKey ?? ""}` },
     fetch: context.fetch,
     clock: context.clock,
     timeoutMs: context.idleTimeoutMs,
-    classify,
+    classify: async (failure) => (await import("./errors.js")).classify(failure),
   });
 }
 
@@ -219,7 +156,12 @@ class HostedSession implements EngineSession {
             "It may be running and billing; Sonde did not invoke again. Check the service before submitting again.",
           { provider: "hosted", status: response.status },
         );
-      const failure = await failureFromResponse("hosted", response, raw, this.#context.clock);
+      // A refused invoke is a cold path: its reading loads with the first one.
+      const [{ failureFromResponse }, { classify }] = await Promise.all([
+        import("../../src/transport/error-body.js"),
+        import("./errors.js"),
+      ]);
+      const failure = failureFromResponse("hosted", response, raw, this.#context.clock);
       // Only a 503 says the service turned the invoke away; any other 5xx (a gateway's 502/504
       // above all) may sit in front of a job that was created, so it is never invoked again.
       if (response.status >= 500 && response.status !== 503)
@@ -267,26 +209,17 @@ function snapshotOf(ref: JobRef, raw: unknown): SnapshotReport {
   return snapshot;
 }
 
+/** The hosted engine: its spec (spec.ts) with the calls that need its session and wire schemas. */
 export const hostedAdapter: ResearchAdapter = {
-  specVersion,
-  models: hosted,
-  provider: "hosted",
-  settingsSchema: hostedSettingsSchema,
-  // The service takes a prompt only: files, documents, provider tools, metadata and result
-  // limits are not in `supports`, so the core rejects them before anything is sent or billed.
-  supports: ["instructions", "asOf", "output"],
-
-  checkConfig(context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
-  },
+  ...hostedSpec,
 
   start(request, context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
+    requireBaseURL(context);
     return new HostedSession({ request, model: request.modelInfo.id }, context);
   },
 
   attach(ref, context) {
-    if (!context.settings.baseURL) throw missingBaseURL();
+    requireBaseURL(context);
     const reserved = ref.resume.reservedUSD;
     return new HostedSession(
       {

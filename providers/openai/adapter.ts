@@ -4,14 +4,13 @@
  * does not, cancelled with `POST /v1/responses/{id}/cancel`. The protocol is
  * src/protocols/responses; this file gives it OpenAI's paths, client and usage reading.
  */
-import { openai } from "../../catalog/openai.js";
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
 import type { ResearchAdapter } from "../../src/provider.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
-import { createBody, supportedOptions, validateRequest } from "./request.js";
-import { openaiSettingsSchema } from "./settings.js";
+import { createBody } from "./request.js";
+import { openaiSpec } from "./spec.js";
 
 const responsePath = (_: unknown, id: string) => `responses/${encodeURIComponent(id)}`;
 
@@ -32,13 +31,7 @@ export const openaiEngine: ResponsesEngine = {
   },
 };
 
-export const openaiAdapter: ResearchAdapter = {
-  ...responsesAdapter({
-    engine: openaiEngine,
-    models: openai,
-    supports: supportedOptions,
-    validate: (request) => validateRequest(request),
-    createBody: (request) => createBody(request),
-  }),
-  settingsSchema: openaiSettingsSchema,
-};
+export const openaiAdapter: ResearchAdapter = responsesAdapter(openaiSpec, {
+  engine: openaiEngine,
+  createBody: (request) => createBody(request),
+});

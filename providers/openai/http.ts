@@ -1,43 +1,11 @@
 /**
  * The OpenAI HTTP client: base URL, auth and organization headers, and the error
- * mapping OpenAI needs beyond status codes.
+ * mapping OpenAI needs beyond status codes (errors.ts, loaded with the first failure).
  */
-import { InsufficientCreditError, type SondeError } from "../../src/errors.js";
-import { WireErrorBody } from "../../src/protocols/responses/wire.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { UNCOMPILED } from "../../src/transport/fast-json.js";
-import {
-  createHttpClient,
-  errorFromFailure,
-  type HttpClient,
-  type HttpFailure,
-} from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 
 export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
-
-/**
- * A 429 whose code is `insufficient_quota` is an empty account, not a rate limit:
- * waiting will not clear it, so it must not be retried.
- */
-export function classify(failure: HttpFailure): SondeError {
-  const parsed = WireErrorBody.safeParse(failure.body, UNCOMPILED);
-  const error = parsed.success ? parsed.data.error : undefined;
-  if (
-    failure.status === 429 &&
-    (error?.code === "insufficient_quota" || error?.type === "insufficient_quota")
-  ) {
-    return new InsufficientCreditError(
-      `openai 429: ${failure.message} Add credit or raise the limit at platform.openai.com/settings/organization/billing; retrying will not help.`,
-      {
-        provider: "openai",
-        status: 429,
-        providerCode: "insufficient_quota",
-        ...(failure.requestId && { requestId: failure.requestId }),
-      },
-    );
-  }
-  return errorFromFailure({ ...failure, code: error?.code ?? error?.type ?? failure.code });
-}
 
 export function openaiHttp(context: ProviderContext): HttpClient {
   const settings = context.settings as {
@@ -56,7 +24,7 @@ export function openaiHttp(context: ProviderContext): HttpClient {
     },
     fetch: context.fetch,
     clock: context.clock,
-    classify,
+    classify: async (failure) => (await import("./errors.js")).classify(failure),
   });
 }
 

@@ -11,9 +11,7 @@ import {
   ProviderUnavailableError,
   SondeError,
   StreamInterruptedError,
-  UnsupportedOptionError,
 } from "../../src/errors.js";
-import { classifyChatFailure, failureOfBody } from "../../src/protocols/chat-completions/errors.js";
 import { chunkBatches } from "../../src/protocols/chat-completions/stream.js";
 import { outputTokensOf } from "../../src/protocols/chat-completions/usage.js";
 import type {
@@ -25,12 +23,9 @@ import type {
   SnapshotReport,
   WireEvent,
 } from "../../src/provider.js";
-import { specVersion } from "../../src/provider.js";
-import type { JobRef } from "../../src/ref.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import {
   createHttpClient,
-  errorFromFailure,
   type HttpClient,
   type HttpFailure,
   submitOnce,
@@ -38,15 +33,16 @@ import {
 } from "../../src/transport/http.js";
 import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
-import { openrouterSettingsSchema } from "./settings.js";
+import { openrouterSpec, refuseAttach } from "./spec.js";
 import { unavailableModel } from "./unavailable.js";
 import { usageReportOf } from "./usage.js";
 import { Generation } from "./wire.js";
 
 export const defaultBaseURL = "https://openrouter.ai/api/v1";
 
-/** The protocol's readings of an error body, in OpenRouter's words. */
-function classify(failure: HttpFailure): SondeError | undefined {
+/** The protocol's readings of an error body, in OpenRouter's words (loaded with the first failure). */
+async function classify(failure: HttpFailure): Promise<SondeError> {
+  const { classifyChatFailure } = await import("../../src/protocols/chat-completions/http-errors.js");
   return classifyChatFailure(failure, {
     provider: "openrouter",
     notServed: "OpenRouter does not serve this model; pick another.",
@@ -71,7 +67,7 @@ function client(context: ProviderContext, forGet = false): HttpClient {
   });
 }
 
-function classifyGet(failure: HttpFailure): SondeError | undefined {
+function classifyGet(failure: HttpFailure): SondeError | Promise<SondeError> {
   if (failure.status === 404)
     return new JobNotFoundError(
       `openrouter 404: no record of this generation. OpenRouter records a generation's cost and tokens once it finishes, so it may still be running; or the id is unknown to this account.`,
@@ -149,8 +145,11 @@ class OpenRouterSession implements EngineSession {
     if (response.headers.get("content-type")?.includes("application/json")) {
       // An error can come back as a 200 JSON body instead of a stream; no run was started.
       const body = await response.json().catch(() => undefined);
-      const failure = failureOfBody("openrouter", response, body);
-      throw unavailableModel(classify(failure) ?? errorFromFailure(failure), this.#request.modelInfo);
+      const { failureOfBody } = await import("../../src/protocols/chat-completions/http-errors.js");
+      throw unavailableModel(
+        await classify(failureOfBody("openrouter", response, body)),
+        this.#request.modelInfo,
+      );
     }
     try {
       // One array of wire events per network read; the batch with `[DONE]` ends the stream.
@@ -183,34 +182,15 @@ function upstreamOf(model: string): string {
 /** Upstreams that keep running and billing after the client disconnects (WIRE.md §5). */
 const keepsBillingAfterAbort = new Set(["perplexity", "google"]);
 
+/** The OpenRouter engine: its spec (spec.ts) with the calls that need the Chat Completions protocol. */
 export const openrouterAdapter: ResearchAdapter = {
-  specVersion,
-  models: openrouter,
-  provider: "openrouter",
-  settingsSchema: openrouterSettingsSchema,
-  supports: ["instructions", "asOf", "output", "reasoning"],
-
-  validate(request) {
-    if (request.reasoning?.summary !== undefined)
-      throw new UnsupportedOptionError(
-        "reasoning",
-        `${request.modelInfo.id} streams its reasoning as is; OpenRouter has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
-      );
-  },
+  ...openrouterSpec,
 
   start(request, context) {
     return new OpenRouterSession(request, context);
   },
 
-  attach(ref: JobRef): EngineSession {
-    throw new UnsupportedOptionError(
-      "attach",
-      `openrouter: job ${ref.jobId} cannot be re-attached. An OpenRouter run is a single streamed HTTP request ` +
-        "with no resume: once that connection is gone its events cannot be fetched again. The run may still have " +
-        "finished and billed upstream; research.get(ref) reads its recorded cost and token counts. Start a new job to get a report.",
-      { provider: "openrouter" },
-    );
-  },
+  attach: refuseAttach,
 
   async get(ref, context): Promise<SnapshotReport> {
     const http = client(context, true);

@@ -6,23 +6,13 @@
  * gives it Perplexity's paths, client, `[web:N]` citations and `usage.cost`.
  * The create has no idempotency key: it is sent once, ever (a 5xx too is indeterminate).
  */
-import { perplexity } from "../../catalog/perplexity.js";
-import { ModelRetiredError } from "../../src/errors.js";
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
 import type { ProviderContext, ResearchAdapter } from "../../src/provider.js";
-import type { JobRef } from "../../src/ref.js";
 import { WebMarkers } from "./citations.js";
-import {
-  isIndeterminateCreateFailure,
-  isStreamRefused,
-  perplexityHttp,
-  REPLACEMENT,
-  RETIRED_MODEL,
-  SONAR_SHUTDOWN,
-} from "./http.js";
-import { createBody, settingsOf, supportedOptions, validateRequest } from "./request.js";
-import { perplexitySettingsSchema } from "./settings.js";
+import { isIndeterminateCreateFailure, isStreamRefused, perplexityHttp } from "./http.js";
+import { createBody, settingsOf } from "./request.js";
+import { perplexitySpec } from "./spec.js";
 import { perplexityTrail } from "./trail.js";
 import { perplexityUsage } from "./usage.js";
 
@@ -51,11 +41,8 @@ export const perplexityEngine: ResponsesEngine = {
   },
 };
 
-const agent = responsesAdapter({
+export const perplexityAdapter: ResearchAdapter = responsesAdapter(perplexitySpec, {
   engine: perplexityEngine,
-  models: perplexity,
-  supports: supportedOptions,
-  validate: validateRequest,
   createBody,
   pollOnly: (context) => !settingsOf(context).stream,
   cancelWaitMs: (context) => {
@@ -63,26 +50,3 @@ const agent = responsesAdapter({
     return typeof value === "number" && value >= 0 ? value : CANCEL_WAIT_MS;
   },
 });
-
-/** A ref of the retired Sonar engine names a job the Agent API never had: say so before any request. */
-function guard(ref: JobRef): void {
-  if (ref.model === RETIRED_MODEL) throw new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
-}
-
-export const perplexityAdapter: ResearchAdapter = {
-  ...agent,
-  settingsSchema: perplexitySettingsSchema,
-  checkRef: guard,
-  attach(ref, context) {
-    guard(ref);
-    return agent.attach(ref, context);
-  },
-  get(ref, context) {
-    guard(ref);
-    return agent.get(ref, context);
-  },
-  cancel(ref, context) {
-    guard(ref);
-    return agent.cancel(ref, context);
-  },
-};

@@ -1,43 +1,12 @@
 /**
- * Perplexity's HTTP client (base URL, bearer auth) and its readings of error bodies
- * (providers/perplexity/WIRE.md §8): `{"error":{"message","type","code"}}` with an integer
- * `code`, so the `type` is the code worth keeping; the retired Sonar API's 403.
+ * Perplexity's HTTP client (base URL, bearer auth); its readings of error bodies are
+ * errors.ts, loaded with the first failure.
  */
-import { InvalidRequestError, ModelRetiredError, type SondeError } from "../../src/errors.js";
-import { WireErrorBody } from "../../src/protocols/responses/wire.js";
+import type { SondeError } from "../../src/errors.js";
 import type { ProviderContext } from "../../src/provider.js";
-import { UNCOMPILED } from "../../src/transport/fast-json.js";
-import {
-  createHttpClient,
-  errorFromFailure,
-  type HttpClient,
-  type HttpFailure,
-} from "../../src/transport/http.js";
+import { createHttpClient, type HttpClient } from "../../src/transport/http.js";
 
 export const defaultBaseURL = "https://api.perplexity.ai";
-export const RETIRED_MODEL = "perplexity:sonar-deep-research";
-export const SONAR_SHUTDOWN = "2026-09-27T00:00:00Z";
-export const REPLACEMENT = "perplexity:medium";
-
-function errorType(body: unknown): string | undefined {
-  const parsed = WireErrorBody.safeParse(body, UNCOMPILED);
-  return (parsed.success && parsed.data.error?.type) || undefined;
-}
-
-export function classify(failure: HttpFailure): SondeError | undefined {
-  const type = errorType(failure.body);
-  const common = { provider: "perplexity" as const, status: failure.status, requestId: failure.requestId };
-  // Sonar paths since the sunset: a retirement, not a bad key (providers/perplexity/WIRE.md §1, P6).
-  if (failure.status === 403 && type === "chat_completions_not_available")
-    return new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
-  if (failure.status === 400 || failure.status === 413 || failure.status === 422 || failure.status === 424)
-    return new InvalidRequestError(`perplexity ${failure.status}: ${failure.message}`, {
-      ...common,
-      providerCode: type ?? failure.code,
-    });
-  // The integer `code` repeats the status: the `type` is Perplexity's name for the failure.
-  return errorFromFailure({ ...failure, code: type ?? failure.code });
-}
 
 export function perplexityHttp(context: ProviderContext): HttpClient {
   return createHttpClient({
@@ -49,7 +18,7 @@ export function perplexityHttp(context: ProviderContext): HttpClient {
     // Every answer starts at once (a background submit returns in well under a second, WIRE.md §5):
     // headers that take longer than the idle limit mean a dead request.
     timeoutMs: context.idleTimeoutMs,
-    classify,
+    classify: async (failure) => (await import("./errors.js")).classify(failure),
   });
 }
 

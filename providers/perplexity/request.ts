@@ -3,10 +3,14 @@
  * that shape it. The API is strict (an unknown field is a 400), so only documented
  * fields are sent.
  */
-import { InvalidRequestError, ModelRetiredError, UnsupportedOptionError } from "../../src/errors.js";
+import { ModelRetiredError, UnsupportedOptionError } from "../../src/errors.js";
 import type { ProviderContext, ResolvedRequest } from "../../src/provider.js";
 import type { RequestOption } from "../../src/request.js";
-import { REPLACEMENT, RETIRED_MODEL, SONAR_SHUTDOWN } from "./http.js";
+
+/** The Sonar engine's id: retired on 2026-09-27, its refs and requests say so before any request. */
+export const RETIRED_MODEL = "perplexity:sonar-deep-research";
+export const sonarRetired = () =>
+  new ModelRetiredError(RETIRED_MODEL, "2026-09-27T00:00:00Z", "perplexity:medium");
 
 export const supportedOptions: readonly RequestOption[] = [
   "instructions",
@@ -30,18 +34,9 @@ export interface PerplexitySettings {
   stream: boolean;
 }
 
+/** The Agent API settings with their defaults (their values are checked with the client options). */
 export function settingsOf(context: Pick<ProviderContext, "settings">): PerplexitySettings {
-  const { presetField, agentPath, stream } = context.settings;
-  if (presetField !== undefined && presetField !== "preset" && presetField !== "effort")
-    throw new InvalidRequestError(
-      `perplexity.presetField must be "preset" or "effort" (the field that names the preset); got ${JSON.stringify(presetField)}.`,
-    );
-  if (agentPath !== undefined && (typeof agentPath !== "string" || !agentPath.trim()))
-    throw new InvalidRequestError(
-      'perplexity.agentPath must be a path such as "v1/agent" or "v1/responses".',
-    );
-  if (stream !== undefined && typeof stream !== "boolean")
-    throw new InvalidRequestError("perplexity.stream must be true or false.");
+  const { presetField, agentPath, stream } = context.settings as Partial<PerplexitySettings>;
   return {
     presetField: presetField ?? DEFAULT_PRESET_FIELD,
     agentPath: (agentPath ?? DEFAULT_AGENT_PATH).replace(/^\/+|\/+$/g, ""),
@@ -49,15 +44,13 @@ export function settingsOf(context: Pick<ProviderContext, "settings">): Perplexi
   };
 }
 
-export function validateRequest(request: ResolvedRequest, context: Pick<ProviderContext, "settings">): void {
+export function validateRequest(request: ResolvedRequest): void {
   // Whatever the clock says: Sonde has no Sonar engine any more, and the Agent API has no such preset.
-  if (request.modelInfo.id === RETIRED_MODEL)
-    throw new ModelRetiredError(RETIRED_MODEL, SONAR_SHUTDOWN, REPLACEMENT);
-  settingsOf(context);
+  if (request.modelInfo.id === RETIRED_MODEL) throw sonarRetired();
   if (request.reasoning?.summary !== undefined)
     throw new UnsupportedOptionError(
       "reasoning",
-      `${request.modelInfo.id} streams its reasoning as free text; Perplexity has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
+      `${request.modelInfo.id} streams its reasoning as is; Perplexity has no reasoning summaries. Drop reasoning.summary (reasoning.includeThinking is supported).`,
     );
 }
 

@@ -10,7 +10,7 @@ export const perplexitySettingsSchema = z.strictObject({
    */
   presetField: z.enum(["preset", "effort"]).optional(),
   /** The Agent API path; `"v1/responses"` is its documented alias. @defaultValue "v1/agent" */
-  agentPath: z.string().optional(),
+  agentPath: z.string().regex(/\S/, 'must be a path such as "v1/agent" or "v1/responses"').optional(),
   /** `false`: submit and poll, no stream. @defaultValue true */
   stream: z.boolean().optional(),
   /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */

@@ -3,29 +3,24 @@
  * log and receipts in a job store; `connect` follows the log from a cursor while the
  * in-process runner extends it. Cursors are log indexes (numeric, ranked).
  */
-import { portable } from "../../catalog/portable.js";
-import {
-  IdempotencyConflictError,
-  InvalidRefError,
-  JobNotFoundError,
-  ProviderJobError,
-} from "../../src/errors.js";
+import { IdempotencyConflictError, JobNotFoundError, ProviderJobError } from "../../src/errors.js";
 import { isTerminal } from "../../src/events.js";
-import {
-  type EngineSession,
-  type MappedEvent,
-  type ProviderContext,
-  type ResearchAdapter,
-  type ResolvedRequest,
-  type SnapshotReport,
-  specVersion,
-  type WireEvent,
+import type {
+  EngineSession,
+  MappedEvent,
+  ProviderContext,
+  ResearchAdapter,
+  ResolvedRequest,
+  SnapshotReport,
+  WireEvent,
 } from "../../src/provider.js";
-import { DEMO_MODEL, demoChat, type Resolved, resolveConfig, splitModel, validateConfig } from "./config.js";
+import { DEMO_MODEL, splitModel } from "./checks.js";
+import { demoChat, type Resolved, resolveConfig } from "./config.js";
 import { storeCall } from "./errors.js";
 import { eventKey } from "./keys.js";
 import { mapWire } from "./map.js";
 import type { Engine, JobRunner } from "./runner.js";
+import { checkJobId, logRank, portableSpec, RETENTION_MS } from "./spec.js";
 import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js";
 
 /**
@@ -34,11 +29,6 @@ import type { JobRecord, JobStore, StoredEvent, StoredRequest } from "./types.js
  * part of the engine.
  */
 const loadRunner = () => import("./runner.js");
-
-/** Jobs and their receipts are kept this long (client clock). */
-export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-const JOB_ID = /^pj_[A-Za-z0-9_-]{8,100}$/;
 
 function newJobId(): string {
   return `pj_${crypto.randomUUID().replace(/-/g, "")}`;
@@ -219,7 +209,7 @@ class PortableSession implements EngineSession {
   }
 
   cursorRank(cursor: string): number | undefined {
-    return /^\d+$/.test(cursor) ? Number(cursor) : undefined;
+    return logRank(cursor);
   }
 
   resumeState(): Record<string, unknown> {
@@ -295,24 +285,9 @@ async function createJob(request: ResolvedRequest, place: Place, context: Provid
   });
 }
 
-/**
- * The portable (local) research engine, ARCHITECTURE.md, "The portable engine": `portable:<chat>/<model>` over any
- * OpenAI-compatible chat endpoint, a pluggable search backend and fetcher, with a durable
- * job store; `portable:demo/offline` runs the same loop offline with no key.
- */
+/** The portable engine: its spec (spec.ts) with the calls that need its job store and sessions. */
 export const portableAdapter: ResearchAdapter = {
-  specVersion,
-  models: portable,
-  provider: "portable",
-  // No settingsSchema here: `portableSettingsSchema` is checked field by field when a job starts
-  // (validateConfig), so a client with a bad portable section still serves the other engines.
-  supports: ["instructions", "asOf", "output", "tools", "sources", "budget", "idempotencyKey"],
-
-  validate(request, context) {
-    const documents = request.sources?.documents ?? [];
-    const web = request.sources?.web ?? documents.length === 0;
-    validateConfig(request.providerModel, context.extras, web && (request.budget?.searches ?? 1) > 0);
-  },
+  ...portableSpec,
 
   start(request, context) {
     const place = placeOf(request.modelInfo.id, resolveConfig(context));
@@ -320,14 +295,7 @@ export const portableAdapter: ResearchAdapter = {
   },
 
   attach(ref, context, options) {
-    if (!JOB_ID.test(ref.jobId))
-      throw new InvalidRefError("jobId", `Invalid ref: "${ref.jobId}" is not a portable job id.`);
-    if (Date.parse(ref.createdAt) + RETENTION_MS <= context.clock().getTime()) {
-      throw new JobNotFoundError(
-        `portable: job ${ref.jobId} was created on ${ref.createdAt} and has expired (jobs and their receipts are kept seven days).`,
-        { provider: "portable" },
-      );
-    }
+    portableSpec.checkAttach!(ref, context);
     const place = placeOf(ref.model, resolveConfig(context));
     return new PortableSession(
       context,
@@ -338,8 +306,7 @@ export const portableAdapter: ResearchAdapter = {
   },
 
   async get(ref, context): Promise<SnapshotReport> {
-    if (!JOB_ID.test(ref.jobId))
-      throw new InvalidRefError("jobId", `Invalid ref: "${ref.jobId}" is not a portable job id.`);
+    checkJobId(ref);
     const place = placeOf(ref.model, resolveConfig(context));
     const record = await loadRecord(place, ref.jobId, context);
     const events = await storeCall(() => place.store.readEvents(ref.jobId));
@@ -367,8 +334,7 @@ export const portableAdapter: ResearchAdapter = {
   },
 
   async cancel(ref, context) {
-    if (!JOB_ID.test(ref.jobId))
-      throw new InvalidRefError("jobId", `Invalid ref: "${ref.jobId}" is not a portable job id.`);
+    checkJobId(ref);
     const config = resolveConfig(context);
     const place = placeOf(ref.model, config);
     await loadRecord(place, ref.jobId, context);

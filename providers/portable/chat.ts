@@ -7,7 +7,6 @@
 
 import { InvalidRequestError } from "../../src/errors.js";
 import { readCompletion } from "../../src/protocols/chat-completions/completion.js";
-import { classifyChatFailure } from "../../src/protocols/chat-completions/errors.js";
 import type { RetryPolicy } from "../../src/provider.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
@@ -47,8 +46,8 @@ export function openAICompatibleChat(options: ChatEndpointOptions): ChatModel {
     timeoutMs: options.timeoutMs ?? 180_000,
     // The body's readings (moderation, a model the endpoint does not serve, an outage it
     // says will not pass) come from the protocol's error schema, as for OpenRouter's engine.
-    classify: (failure) =>
-      classifyChatFailure(failure, {
+    classify: async (failure) =>
+      (await import("../../src/protocols/chat-completions/http-errors.js")).classifyChatFailure(failure, {
         provider: "portable",
         notServed: `The "${options.name}" chat endpoint does not serve this model: check the model name and that its baseURL points at an OpenAI-compatible API (…/v1).`,
       }),

@@ -3,7 +3,7 @@
  * building blocks: job stores, the default fetcher and HTML-to-text, and the offline
  * demo's model, search and fetcher.
  */
-export { portableAdapter, RETENTION_MS } from "./adapter.js";
+export { portableAdapter } from "./adapter.js";
 export { CORPUS_CAP_BYTES } from "./corpus.js";
 export { type DemoDocument, demoCorpus } from "./demo/corpus.js";
 export { corpusFetcher, corpusSearch, demoChatModel } from "./demo/model.js";
@@ -22,6 +22,7 @@ export { htmlToText } from "./html.js";
 export { type Budget, defaultBudget } from "./operations.js";
 export type { SearchConfig, SearchProvider } from "./search.js";
 export { type PortableSettings, portableSettingsSchema } from "./settings.js";
+export { RETENTION_MS } from "./spec.js";
 export { MAX_OUTPUT_TOKENS } from "./steps/ask.js";
 export {
   createFileStore,

@@ -7,6 +7,7 @@ import type { RetryPolicy } from "../../src/provider.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { createHttpClient } from "../../src/transport/http.js";
 import { withRetry } from "../../src/transport/retry.js";
+import { searchDefaults } from "./settings.js";
 import type { SearchBackend, SearchResult } from "./types.js";
 import { BraveResponse, SearxngResponse, TavilyResponse } from "./wire/search-apis.js";
 
@@ -19,12 +20,6 @@ export interface SearchConfig {
   /** Results per query. @defaultValue 5 */
   maxResults?: number | undefined;
 }
-
-export const searchDefaults: Record<SearchProvider, { baseURL?: string; needsKey: boolean }> = {
-  tavily: { baseURL: "https://api.tavily.com", needsKey: true },
-  brave: { baseURL: "https://api.search.brave.com", needsKey: true },
-  searxng: { needsKey: false },
-};
 
 interface Transport {
   fetch: typeof globalThis.fetch;

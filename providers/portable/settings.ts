@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { InvalidRequestError } from "../../src/errors.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
+import type { SearchProvider } from "./search.js";
 import type { Fetcher, JobStore, SearchBackend } from "./types.js";
 
 const hasMethod = (value: unknown, name: string) =>
@@ -33,6 +34,13 @@ const searchConfig = z.object({
   baseURL: z.string().optional(),
   maxResults: z.number().optional(),
 });
+
+/** The built-in search APIs: where each is, and whether it needs a key. */
+export const searchDefaults: Record<SearchProvider, { baseURL?: string; needsKey: boolean }> = {
+  tavily: { baseURL: "https://api.tavily.com", needsKey: true },
+  brave: { baseURL: "https://api.search.brave.com", needsKey: true },
+  searxng: { needsKey: false },
+};
 
 /** `portable.search`: a backend object, or the name of a search API with its key. */
 export const searchSchema = z.union([searchBackend, searchConfig] as const, {

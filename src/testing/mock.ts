@@ -1,5 +1,6 @@
 import { InvalidRequestError, SondeError } from "../errors.js";
-import { type Citation, isTerminal, type JobStatus, type ResearchEvent, Usage } from "../events.js";
+import { Usage } from "../event-schemas.js";
+import { type Citation, isTerminal, type JobStatus, type ResearchEvent } from "../events.js";
 import { installMockHook, type MockHook } from "../mocks.js";
 import type {
   CancelOutcome,

@@ -1,16 +1,5 @@
-import {
-  AuthenticationError,
-  InsufficientCreditError,
-  InvalidRequestError,
-  JobAbortedError,
-  JobNotFoundError,
-  ProviderUnavailableError,
-  RateLimitError,
-  SondeError,
-  StreamInterruptedError,
-} from "../errors.js";
+import { JobAbortedError, SondeError, StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
-import { parseRetryAfter } from "./retry.js";
 
 /** What a failed HTTP response looked like, for provider-specific classification. */
 export interface HttpFailure {
@@ -35,61 +24,11 @@ export interface HttpClientOptions {
   clock?: () => Date;
   /** Per-request timeout for non-streaming calls. @defaultValue 60_000 */
   timeoutMs?: number;
-  /** Provider-specific mapping; return undefined to fall back to the status-code mapping. */
-  classify?: (failure: HttpFailure) => SondeError | undefined;
-}
-
-const requestIdHeaders = ["x-request-id", "request-id", "x-goog-request-id", "x-generation-id", "cf-ray"];
-
-/** What a 404 on a job means (submit-failure.ts takes it off again: a submission names no job). */
-export const noSuchJob = (provider: ProviderName) =>
-  `${provider} has no such job (expired, deleted, or another account's).`;
-
-/** Maps a failed response onto the typed error hierarchy (status first, provider hints second). */
-export function errorFromFailure(failure: HttpFailure): SondeError {
-  const { provider, status, requestId, retryAfterMs } = failure;
-  const common = { provider, status, requestId, providerCode: failure.code };
-  const message = `${provider} ${status}: ${failure.message}`;
-  // The provider's own sentence, then what to do (one full stop between them, not two).
-  const then = (hint: string) => `${message}${/[.!?]$/.test(message) ? "" : "."} ${hint}`;
-  if (status === 401 || status === 403)
-    return new AuthenticationError(then(`Check the ${provider} API key.`), common);
-  if (status === 402)
-    return new InsufficientCreditError(then(`Add credit to the ${provider} account.`), common);
-  if (status === 404) return new JobNotFoundError(then(noSuchJob(provider)), common);
-  if (status === 429)
-    return new RateLimitError(message, { ...common, ...(retryAfterMs !== undefined && { retryAfterMs }) });
-  if (status === 408 || status >= 500)
-    return new ProviderUnavailableError(
-      then(`A failure on ${provider}'s side, usually brief: try again later.`),
-      {
-        ...common,
-        ...(retryAfterMs !== undefined && { retryAfterMs }),
-      },
-    );
-  return new InvalidRequestError(message, common);
-}
-
-export async function failureFromResponse(
-  provider: ProviderName,
-  response: Response,
-  body: unknown,
-  clock: () => Date = () => new Date(),
-): Promise<HttpFailure> {
-  // Reading an error body is a cold path: its schemas load with the first failed response.
-  const { describe } = await import("./error-body.js");
-  const { message, code } = describe(body);
-  const requestId = requestIdHeaders.map((h) => response.headers.get(h)).find((v) => v) ?? undefined;
-  return {
-    provider,
-    status: response.status,
-    body,
-    headers: response.headers,
-    requestId,
-    retryAfterMs: parseRetryAfter(response.headers, clock()),
-    message: message ?? (response.statusText || "request failed"),
-    code,
-  };
+  /**
+   * Provider-specific mapping; return undefined to fall back to the status-code mapping. A
+   * failure is a cold path: a provider loads its mapping with the first one (`async`).
+   */
+  classify?: (failure: HttpFailure) => SondeError | undefined | Promise<SondeError | undefined>;
 }
 
 /** Per-call options of an {@link HttpClient} request. */
@@ -178,10 +117,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const response = Promise.resolve().then(async () => {
       const answer = await within(options.fetch(request), timeoutMs, request, abort);
       if (answer.ok || init.throwHttpErrors === false) return answer;
-      const { errorBody } = await import("./error-body.js");
-      const body = await errorBody(answer, () => within(answer.text(), timeoutMs, request, abort));
-      const failure = await failureFromResponse(options.provider, answer, body, options.clock);
-      throw options.classify?.(failure) ?? errorFromFailure(failure);
+      // A failed response is a cold path: reading and typing it loads with the first one.
+      const failures = await import("./error-body.js");
+      const body = await failures.errorBody(answer, () => within(answer.text(), timeoutMs, request, abort));
+      const failure = failures.failureFromResponse(options.provider, answer, body, options.clock);
+      throw (await options.classify?.(failure)) ?? failures.errorFromFailure(failure);
     });
     return Object.assign(response, {
       json: async <T>() => {

@@ -1,4 +1,4 @@
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import type { EventSourceMessage } from "eventsource-parser";
 import { StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
 import { toTransportError } from "./http.js";
@@ -49,6 +49,8 @@ export async function* readSseBatches(
   const { provider, idleTimeoutMs, signal } = options;
   const maxEventBytes = options.maxEventBytes ?? 16 * 1024 * 1024;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
+  // The parser loads with the first stream (a poll-only job never needs it).
+  const { createParser } = await import("eventsource-parser");
   // One timer for the whole stream, no per-event allocation: it records the time of the
   // last byte and, when it fires, re-arms for the remainder unless we have really been
   // waiting for `idleTimeoutMs` with nothing arriving.

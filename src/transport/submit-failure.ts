@@ -10,7 +10,8 @@ import {
   SondeError,
 } from "../errors.js";
 import type { ProviderName } from "../events.js";
-import { noSuchJob, toTransportError } from "./http.js";
+import { noSuchJob } from "./error-body.js";
+import { toTransportError } from "./http.js";
 import { connectionFailure } from "./network.js";
 
 /** Statuses a gateway sends when it lost the engine mid-request: the job may exist behind them. */

@@ -2,9 +2,11 @@
  * `fetch` and `clock` given as something other than a function (plain JavaScript: a Date for
  * `clock`) are refused when the client is made. Before, a job's result() never settled with
  * such a clock, and such a fetch was reported as a submission that "may have started and billed".
+ * So are number options out of range (`idleTimeoutMs`, `retry`), which a job would otherwise
+ * read as "time out at once", "never retry" or a backoff that cannot be computed.
  */
 import { describe, expect, it } from "vitest";
-import { InvalidRequestError, Sonde } from "../../src/index.js";
+import { createSonde, InvalidRequestError, Sonde } from "../../src/index.js";
 
 describe("client options that must be functions", () => {
   it.each([
@@ -19,5 +21,51 @@ describe("client options that must be functions", () => {
 
   it("functions are accepted as before", () => {
     expect(() => new Sonde({ env: {}, clock: () => new Date(), fetch: globalThis.fetch })).not.toThrow();
+  });
+});
+
+describe("number options out of range", () => {
+  it.each([
+    [{ idleTimeoutMs: 0 }, "idleTimeoutMs", /a finite number of milliseconds above 0; got 0\./],
+    [{ idleTimeoutMs: -1 }, "idleTimeoutMs", /got -1\./],
+    [{ idleTimeoutMs: Number.NaN }, "idleTimeoutMs", /got NaN\./],
+    [{ idleTimeoutMs: Number.POSITIVE_INFINITY }, "idleTimeoutMs", /got Infinity\./],
+    [{ idleTimeoutMs: "5000" }, "idleTimeoutMs", /got "5000"\./],
+    [{ retry: { attempts: -1 } }, "retry.attempts", /a whole number from 0 \(0: no retries\); got -1\./],
+    [{ retry: { attempts: 2.5 } }, "retry.attempts", /got 2\.5\./],
+    [{ retry: { minDelayMs: -5 } }, "retry.minDelayMs", /a finite number of milliseconds from 0; got -5\./],
+    [{ retry: { maxDelayMs: Number.POSITIVE_INFINITY } }, "retry.maxDelayMs", /got Infinity\./],
+    [
+      { retry: { minDelayMs: 10, maxDelayMs: 5 } },
+      "retry.minDelayMs",
+      /at most retry\.maxDelayMs \(5\); got 10\./,
+    ],
+    // Against the default maxDelayMs (30 s) when only minDelayMs is given.
+    [
+      { retry: { minDelayMs: 60_000 } },
+      "retry.minDelayMs",
+      /at most retry\.maxDelayMs \(30000\); got 60000\./,
+    ],
+  ])("%j is an InvalidRequestError naming %s and what it takes", (options, field, detail) => {
+    const make = () => new Sonde({ env: {}, ...options } as never);
+    expect(make).toThrow(InvalidRequestError);
+    expect(make).toThrow(`Client option "${field}" takes `);
+    expect(make).toThrow(detail);
+  });
+
+  it("values in range are accepted, retries off and equal delays included", () => {
+    for (const options of [
+      { idleTimeoutMs: 1 },
+      { retry: { attempts: 0 } },
+      { retry: { attempts: 3, minDelayMs: 0, maxDelayMs: 0 } },
+      { retry: { minDelayMs: 60_000, maxDelayMs: 60_000 } },
+    ])
+      expect(() => new Sonde({ env: {}, ...options })).not.toThrow();
+  });
+
+  it("createSonde checks them the same way", () => {
+    expect(() => createSonde({ adapters: [], env: {}, retry: { attempts: -2 } })).toThrow(
+      /Client option "retry\.attempts" takes a whole number/,
+    );
   });
 });

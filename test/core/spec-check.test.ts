@@ -79,6 +79,12 @@ describe("settings schemas", () => {
     ["a wrong enum", { perplexity: { presetField: "level" as never } }, /perplexity\.presetField/],
     ["a negative wait", { hosted: { cancelWaitMs: -1 } }, /hosted\.cancelWaitMs/],
     ["a non-string key", { gemini: { apiKey: 42 as never } }, /gemini\.apiKey/],
+    [
+      "a blank path",
+      { perplexity: { agentPath: "  " } },
+      /perplexity\.agentPath: must be a path such as "v1\/agent"/,
+    ],
+    ["a non-boolean switch", { perplexity: { stream: "no" as never } }, /perplexity\.stream/],
   ])("%s in a section is refused when the client is made, naming the field", (_, options, field) => {
     expect(() => new Sonde({ ...options, env: {} })).toThrow(InvalidRequestError);
     expect(() => new Sonde({ ...options, env: {} })).toThrow(field);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AuthenticationError, ProviderUnavailableError, RateLimitError } from "../../src/errors.js";
-import { errorFromFailure, failureFromResponse } from "../../src/transport/http.js";
+import { errorFromFailure, failureFromResponse } from "../../src/transport/error-body.js";
 import { pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseRetryAfter, pollDelay, withRetry } from "../../src/transport/retry.js";
 

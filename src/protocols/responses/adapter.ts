@@ -3,34 +3,18 @@
  * response (with the ref's resume state), get one snapshot, cancel. What differs per
  * provider (request body, validation, paths, dialect) comes from its options.
  */
-import { z } from "zod";
 import { findIn } from "../../../catalog/lookup.js";
 import type { ModelInfo } from "../../../catalog/schema.js";
 import { InvalidRefError } from "../../errors.js";
-import { isTerminal } from "../../events.js";
-import {
-  type ProviderContext,
-  type ResearchAdapter,
-  type ResolvedRequest,
-  type SnapshotReport,
-  specVersion,
-} from "../../provider.js";
+import type { EngineSpec } from "../../lazy-engine.js";
+import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
-import type { RequestOption } from "../../request.js";
-import { LastBatch, readResumeState } from "../../resume-state.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { retrieveResponse } from "./retrieve.js";
 import { ResponsesSession } from "./session.js";
-import { jobStatusOf } from "./status.js";
-import { reportOf } from "./text.js";
-import type { WireResponse } from "./wire.js";
+import { type ResumeState, resumeOf } from "./spec.js";
 
 export interface ResponsesAdapterOptions {
   engine: ResponsesEngine;
-  /** The provider's catalog entries. */
-  models: readonly ModelInfo[];
-  supports: readonly RequestOption[];
-  validate?: ResearchAdapter["validate"];
   createBody(request: ResolvedRequest, context: ProviderContext): Record<string, unknown>;
   /**
    * How long cancel() polls for `cancelled` when the cancel answer is an ack rather than
@@ -40,23 +24,6 @@ export interface ResponsesAdapterOptions {
   /** Poll instead of streaming although the model streams (a provider setting). */
   pollOnly?(context: ProviderContext): boolean;
 }
-
-/** What `resumeState()` writes into a ref; older refs without it still attach. */
-const ResumeState = z.lazy(() =>
-  z.object({
-    reportLength: z.number().int().nonnegative().optional(),
-    citations: z.number().int().nonnegative().optional(),
-    trail: z.number().int().nonnegative().optional(),
-    includeThinking: z.boolean().optional(),
-    polling: z.boolean().optional(),
-    endedAt: z.string().optional(),
-    pollOnly: z.boolean().optional(),
-    last: LastBatch.optional(),
-  }),
-);
-type ResumeState = z.infer<typeof ResumeState>;
-
-const resumeOf = (ref: JobRef): ResumeState => readResumeState(ref, ResumeState);
 
 /**
  * What was delivered before the ref's position. `resume` counts everything its last batch
@@ -97,13 +64,14 @@ function attachPoint(ref: JobRef, resume: ResumeState) {
   };
 }
 
-export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdapter {
+/** The adapter of a Responses engine: its spec (spec.ts) with the calls that need the protocol. */
+export function responsesAdapter(spec: EngineSpec, options: ResponsesAdapterOptions): ResearchAdapter {
   const { engine } = options;
   const { dialect } = engine;
   const provider = dialect.provider;
 
   const modelOf = (ref: JobRef): ModelInfo => {
-    const info = findIn(options.models, ref.model);
+    const info = findIn(spec.models, ref.model);
     if (info?.provider !== provider)
       throw new InvalidRefError(
         "model",
@@ -113,12 +81,7 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
   };
 
   return {
-    specVersion,
-    provider,
-    models: options.models,
-    supports: options.supports,
-    ...(options.validate && { validate: options.validate }),
-
+    ...spec,
     start(request, context) {
       return new ResponsesSession({
         engine,
@@ -133,10 +96,8 @@ export function responsesAdapter(options: ResponsesAdapterOptions): ResearchAdap
 
     attach: (ref, context) => attachSession(engine, ref, context, modelOf(ref)),
 
-    /** One GET. The report and its citations are included once the job has ended. */
-    get: async (ref, context) => snapshotOf(engine, ref, await retrieveResponse(engine, ref, context)),
-
-    // A cancel is a rare path: its polling and outcomes load with the first one (cancel.ts).
+    // One look at a job (a GET) and a cancel are rare paths: each loads with its first use.
+    get: async (ref, context) => (await import("./snapshot.js")).getResponse(engine, ref, context),
     cancel: async (ref, context) =>
       (await import("./cancel.js")).cancelResponse(
         engine,
@@ -170,35 +131,4 @@ function attachSession(engine: ResponsesEngine, ref: JobRef, context: ProviderCo
       ...(resume.endedAt !== undefined && { endedAt: resume.endedAt }),
     },
   });
-}
-
-/** What its output shows counts even when `usage` is null (a cancelled run). */
-export function usageOf(engine: ResponsesEngine, response: WireResponse) {
-  const final = reportOf(response, engine.dialect);
-  const searches = final.searchIds.length;
-  const counted = response.usage || searches > 0 || final.fetches > 0;
-  return {
-    final,
-    usage: counted ? engine.dialect.usage(response.usage, { searches, fetches: final.fetches }) : undefined,
-  };
-}
-
-function snapshotOf(engine: ResponsesEngine, ref: JobRef, response: WireResponse): SnapshotReport {
-  const status = jobStatusOf(response.status);
-  const { final, usage } = usageOf(engine, response);
-  return {
-    provider: engine.dialect.provider,
-    model: ref.model,
-    jobId: response.id,
-    status,
-    ...(isTerminal(status) && final.text && { report: final.text, citations: final.citations }),
-    ...(usage && { usage }),
-    ...(response.error && {
-      error: {
-        code: response.error.code ?? response.error.type ?? "failed",
-        message: response.error.message ?? "",
-      },
-    }),
-    raw: response,
-  };
 }

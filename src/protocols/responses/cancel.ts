@@ -8,9 +8,9 @@ import type { CancelOutcome, CancelReport, ProviderContext } from "../../provide
 import type { JobRef } from "../../ref.js";
 import { UNCOMPILED } from "../../transport/fast-json.js";
 import { pollUntilTerminal } from "../../transport/poll.js";
-import { usageOf } from "./adapter.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { retrieveResponse } from "./retrieve.js";
+import { usageOf } from "./snapshot.js";
 import { isTerminalWireStatus, jobStatusOf } from "./status.js";
 import { WireResponse } from "./wire.js";
 

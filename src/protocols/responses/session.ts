@@ -22,6 +22,7 @@ import { type EventSourceMessage, parseData, readSseBatches } from "../../transp
 import type { ResponsesEngine } from "./dialect.js";
 import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
+import { sequenceRank } from "./spec.js";
 import { isTerminalWireStatus, terminalEventTypes } from "./status.js";
 import { WireResponse } from "./wire.js";
 
@@ -121,8 +122,7 @@ export class ResponsesSession implements EngineSession {
 
   /** `sequence_number` orders events; it only increases (gaps allowed). */
   cursorRank(cursor: string): number | undefined {
-    const rank = Number(cursor);
-    return cursor.trim() !== "" && Number.isFinite(rank) ? rank : undefined;
+    return sequenceRank(cursor);
   }
 
   /** How much of the report was delivered, for a poll fallback after attach (no secret here). */

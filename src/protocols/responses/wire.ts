@@ -107,11 +107,6 @@ export const WireResponse = z.looseObject({
 });
 export type WireResponse = z.infer<typeof WireResponse>;
 
-/** An HTTP error body: `{ "error": { "message", "type", "param", "code" } }`. */
-export const WireErrorBody = z.looseObject({
-  error: z.looseObject({ message: str, type: str, code: WireCode, param: str }).nullish(),
-});
-
 export function parseItem(value: unknown): WireItem | undefined {
   const parsed = WireItem.safeParse(value, UNCOMPILED);
   return parsed.success ? parsed.data : undefined;
