@@ -76,15 +76,14 @@ export interface EncodedBatch {
   blob: string;
 }
 
-/** Encodes the stored JSON texts of events with seqs `first`, `first + 1`, …. */
-export function encodeBatch(texts: readonly string[], first: number): EncodedBatch {
-  return {
-    first,
-    last: first + texts.length - 1,
-    count: texts.length,
-    blob: texts.length === 1 ? texts[0]! : `[${texts.join(",")}]`,
-  };
+/** Encodes `count` events with seqs `first`, `first + 1`, …, given as their stored JSON texts joined by commas. */
+export function encodeJoined(joined: string, count: number, first: number): EncodedBatch {
+  return { first, last: first + count - 1, count, blob: count === 1 ? joined : `[${joined}]` };
 }
+
+/** Encodes the stored JSON texts of events with seqs `first`, `first + 1`, …. */
+export const encodeBatch = (texts: readonly string[], first: number): EncodedBatch =>
+  encodeJoined(texts.join(","), texts.length, first);
 
 /** The arguments of `appendBatch` (commands/append-batch.lua) for `batch`. */
 export const batchArgs = (batch: EncodedBatch) => [batch.first, batch.last, batch.count, batch.blob];

@@ -16,7 +16,7 @@ import {
   batchArgs,
   type EncodedBatch,
   type EventLog,
-  encodeBatch,
+  encodeJoined,
 } from "../redis/events.js";
 import { luaScript, withAppendBatch } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
@@ -136,7 +136,8 @@ export class JobRun {
     const keys = events.keys(this.#id);
     // The rare `created` that no write took yet binds the provider's job id first.
     if (rest?.created !== undefined) await this.#bindProviderJob(rest.created);
-    const texts = rest ? (final ? [...rest.texts, final.text] : rest.texts) : final ? [final.text] : [];
+    const joined = rest ? (final ? `${rest.joined},${final.text}` : rest.joined) : (final?.text ?? "");
+    const count = (rest?.count ?? 0) + (final ? 1 : 0);
     const ref = final ? final.ref : rest?.ref;
     const slot = this.#limit !== undefined && !this.#keepSlot;
     const keyList = [keys.events, keys.state, this.#keys.result, this.#keys.ended];
@@ -149,7 +150,7 @@ export class JobRun {
       ENDED_TTL_MS,
       this.#id,
     ];
-    await appendRetrying(texts, rest?.first ?? final?.seq ?? 0, (batch) =>
+    await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
       finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),
     );
     return status;
@@ -254,12 +255,12 @@ export class JobRun {
   #writer(): EventWriter {
     const { redis, events, resultTtlMs, eventBatchMs } = this.#ctx;
     const keys = events.keys(this.#id);
-    return new EventWriter(async ({ texts, first, ref, created }) => {
+    return new EventWriter(async ({ joined, count, first, ref, created }) => {
       // So a provider's webhook (which names its own job id) can wake this job.
       const keyList = [keys.events, keys.state];
       const bind = created === undefined ? [] : [this.#id, resultTtlMs];
       if (created !== undefined) keyList.push(this.#keys.byProviderJob(this.#provider, created));
-      await appendRetrying(texts, first, (batch) =>
+      await appendRetrying(joined, count, first, (batch) =>
         writeEvents(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...bind]),
       );
     }, eventBatchMs);
@@ -322,19 +323,25 @@ export class JobRun {
 }
 
 /**
- * Sends the events of seqs `first`, `first + 1`, … (their stored JSON texts) with `send`, an
- * append script (append-batch.lua); if part of them was stored before (a worker that was
- * taken over and still wrote), sends again what is past the stored end.
+ * Sends `count` events of seqs `first`, `first + 1`, … (their stored JSON texts joined by
+ * commas) with `send`, an append script (append-batch.lua); if part of them was stored before
+ * (a worker that was taken over and still wrote), sends again what is past the stored end.
  */
-async function appendRetrying(
-  texts: string[],
+export async function appendRetrying(
+  joined: string,
+  count: number,
   first: number,
   send: (batch: EncodedBatch) => Promise<unknown>,
 ): Promise<void> {
   for (;;) {
-    const [added, top] = (await send(encodeBatch(texts, first))) as AppendAnswer;
+    const [added, top] = (await send(encodeJoined(joined, count, first))) as AppendAnswer;
     if (added >= 0) return;
-    texts = texts.slice(top - first + 1);
+    // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
+    const texts = (JSON.parse(`[${joined}]`) as unknown[])
+      .slice(top - first + 1)
+      .map((e) => JSON.stringify(e));
+    joined = texts.join(",");
+    count = texts.length;
     first = top + 1;
   }
 }

@@ -10,13 +10,15 @@
  * the events not yet written to the run's final step, which stores them with `done` and the
  * result: one round trip at the end instead of two.
  *
- * Events arrive as the JSON text they are stored as, with consecutive seqs: a batch is the
- * texts of seqs `first`, `first + 1`, …, encoded once when it is written.
+ * Events arrive as the JSON text they are stored as, with consecutive seqs, and are joined
+ * as they come: a batch is the texts of seqs `first`, `first + 1`, … joined by commas, which
+ * the append scripts store as it is (bracketed when it holds more than one).
  */
 
 export interface Batch {
-  /** The stored JSON of each event, seqs `first`, `first + 1`, …. */
-  texts: string[];
+  /** The stored JSON of `count` events, seqs `first`, `first + 1`, …, joined by commas. */
+  joined: string;
+  count: number;
   first: number;
   /** The job's ref right after the batch's last event, if it has one yet. */
   ref: unknown;
@@ -27,7 +29,8 @@ export interface Batch {
 export class EventWriter {
   readonly #write: (batch: Batch) => Promise<void>;
   readonly #intervalMs: number;
-  #texts: string[] = [];
+  #joined = "";
+  #count = 0;
   #first = 0;
   #ref: unknown;
   #created: string | undefined;
@@ -36,8 +39,8 @@ export class EventWriter {
   #failure: { error: unknown } | undefined;
   #pushed = 0;
   #stored = 0;
-  /** Flushes waiting: while one is, writes do not wait out the interval. */
-  #flushing = 0;
+  /** What flushes wait for (a count of pushed events): until it is stored, writes do not wait out the interval. */
+  #flushUntil = 0;
   #lastStart = Number.NEGATIVE_INFINITY;
   /** `rest()` took over what is left: nothing more is written from here. */
   #closed = false;
@@ -55,10 +58,15 @@ export class EventWriter {
   push(seq: number, text: string, ref: unknown, created?: string): void {
     if (this.#failure) throw this.#failure.error;
     if (this.#closed) throw new Error("EventWriter: push after rest()");
-    if (this.#texts.length === 0) this.#first = seq;
-    else if (seq !== this.#first + this.#texts.length)
-      throw new Error(`EventWriter: seq ${seq} does not follow ${this.#first + this.#texts.length - 1}`);
-    this.#texts.push(text);
+    if (this.#count === 0) {
+      this.#first = seq;
+      this.#joined = text;
+    } else if (seq !== this.#first + this.#count) {
+      throw new Error(`EventWriter: seq ${seq} does not follow ${this.#first + this.#count - 1}`);
+    } else {
+      this.#joined += `,${text}`;
+    }
+    this.#count++;
     this.#ref = ref;
     if (created !== undefined) this.#created = created;
     this.#pushed++;
@@ -66,8 +74,8 @@ export class EventWriter {
   }
 
   #schedule(): void {
-    if (this.#draining || this.#timer || this.#texts.length === 0 || this.#failure || this.#closed) return;
-    const wait = this.#flushing > 0 ? 0 : this.#lastStart + this.#intervalMs - performance.now();
+    if (this.#draining || this.#timer || this.#count === 0 || this.#failure || this.#closed) return;
+    const wait = this.#stored < this.#flushUntil ? 0 : this.#lastStart + this.#intervalMs - performance.now();
     if (wait > 0) {
       const timer = setTimeout(() => this.#start(), wait);
       this.#timer = { cancel: () => clearTimeout(timer) };
@@ -86,14 +94,11 @@ export class EventWriter {
   /** Resolves once everything pushed before the call is stored (without waiting out the interval); rejects if a write failed. */
   async flush(): Promise<void> {
     const target = this.#pushed;
-    this.#flushing++;
-    try {
-      while (this.#stored < target && !this.#failure && (this.#timer || this.#draining)) {
-        if (this.#timer) this.#start();
-        await this.#draining;
-      }
-    } finally {
-      this.#flushing--;
+    // Events pushed after this call keep the interval: a flush is no reason to write them early.
+    this.#flushUntil = Math.max(this.#flushUntil, target);
+    while (this.#stored < target && !this.#failure && (this.#timer || this.#draining)) {
+      if (this.#timer) this.#start();
+      await this.#draining;
     }
     if (this.#failure) throw this.#failure.error;
   }
@@ -113,9 +118,16 @@ export class EventWriter {
   }
 
   #take(): Batch | undefined {
-    if (this.#texts.length === 0) return undefined;
-    const batch: Batch = { texts: this.#texts, first: this.#first, ref: this.#ref, created: this.#created };
-    this.#texts = [];
+    if (this.#count === 0) return undefined;
+    const batch: Batch = {
+      joined: this.#joined,
+      count: this.#count,
+      first: this.#first,
+      ref: this.#ref,
+      created: this.#created,
+    };
+    this.#joined = "";
+    this.#count = 0;
     this.#created = undefined;
     return batch;
   }
@@ -125,10 +137,11 @@ export class EventWriter {
     this.#lastStart = performance.now();
     try {
       await this.#write(batch);
-      this.#stored += batch.texts.length;
+      this.#stored += batch.count;
     } catch (error) {
       this.#failure = { error };
-      this.#texts = [];
+      this.#joined = "";
+      this.#count = 0;
     } finally {
       this.#draining = undefined;
       this.#schedule();

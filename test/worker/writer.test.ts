@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
+import type { EncodedBatch } from "../../src/redis/events.js";
+import { appendRetrying } from "../../src/worker/run.js";
 import { type Batch, EventWriter } from "../../src/worker/writer.js";
 
 const text = (seq: number) => JSON.stringify({ type: "text", seq, delta: `w${seq} ` });
 /** Pushes event `seq` (its stored JSON) with `ref`. */
 const push = (writer: EventWriter, seq: number, ref?: unknown) => writer.push(seq, text(seq), ref);
-const seqsOf = (batch: Batch) => batch.texts.map((_, i) => batch.first + i);
+const seqsOf = (batch: Batch) => Array.from({ length: batch.count }, (_, i) => batch.first + i);
 
 describe("the worker's event writer", () => {
   it("gathers a burst into one write, in seq order, with the ref of its last event; flush does not linger", async () => {
@@ -16,7 +18,7 @@ describe("the worker's event writer", () => {
     await writer.flush(); // would hang for a minute if flush waited for the linger
     expect(writes).toHaveLength(1);
     expect(seqsOf(writes[0]!)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect(writes[0]!.texts[3]).toBe(text(3));
+    expect(JSON.parse(`[${writes[0]!.joined}]`)[3]).toEqual(JSON.parse(text(3)));
     expect(writes[0]!.ref).toEqual({ cursor: "9" });
   });
 
@@ -76,6 +78,26 @@ describe("the worker's event writer", () => {
     expect(writes).toEqual([[0], [1, 2], [3]]);
   });
 
+  it("a flush hurries what was pushed before it, not what comes while its write is in flight", async () => {
+    const writes: number[][] = [];
+    let release: () => void = () => {};
+    const writer = new EventWriter(async (batch) => {
+      writes.push(seqsOf(batch));
+      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    }, 60_000);
+    push(writer, 0);
+    const flushed = writer.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    push(writer, 1);
+    release();
+    await flushed;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Seq 1 waits out the interval (or the next flush), as it would without the first flush.
+    expect(writes).toEqual([[0]]);
+    await writer.flush();
+    expect(writes).toEqual([[0], [1]]);
+  });
+
   it("a failed write fails flush and every later push: the run stops instead of dropping events", async () => {
     const writer = new EventWriter(async () => {
       throw new Error("Redis is down");
@@ -129,5 +151,28 @@ describe("the worker's event writer", () => {
     push(writer, 6);
     await writer.flush();
     expect(writes[1]!.created).toBeUndefined();
+  });
+});
+
+describe("sending a batch again past the stored end", () => {
+  it("sends exactly the events after the seq the script says is stored, byte for byte", async () => {
+    const texts = [0, 1, 2, 3].map((seq) =>
+      JSON.stringify({
+        type: "text",
+        seq: 10 + seq,
+        delta: `é "q" \\ \u2028 👩‍🔬 ${seq}`,
+        cursor: String(seq),
+      }),
+    );
+    const sent: EncodedBatch[] = [];
+    await appendRetrying(texts.join(","), 4, 10, async (batch) => {
+      sent.push(batch);
+      return sent.length === 1 ? [-1, 11] : [2, 0];
+    });
+    expect(sent.map(({ first, last, count }) => ({ first, last, count }))).toEqual([
+      { first: 10, last: 13, count: 4 },
+      { first: 12, last: 13, count: 2 },
+    ]);
+    expect(sent[1]!.blob).toBe(`[${texts[2]},${texts[3]}]`);
   });
 });
