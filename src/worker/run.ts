@@ -24,7 +24,14 @@ import acquireSlotSource from "./commands/acquire-slot.lua";
 import finishRunSource from "./commands/finish-run.lua";
 import writeEventsSource from "./commands/write-events.lua";
 import { RERUNS, wakeJobId } from "./queue.js";
-import { ENDED_TTL_MS, markEnded, stateKeys, type WorkerJobState, type WorkerJobStatus } from "./state.js";
+import {
+  ENDED_TTL_MS,
+  markEnded,
+  STATE_FIELDS,
+  stateKeys,
+  type WorkerJobState,
+  type WorkerJobStatus,
+} from "./state.js";
 import { type Batch, EventWriter } from "./writer.js";
 
 const acquireSlot = luaScript(acquireSlotSource);
@@ -149,6 +156,7 @@ export class JobRun {
       resultTtlMs,
       ENDED_TTL_MS,
       this.#id,
+      ...STATE_FIELDS,
     ];
     await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
       finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),

@@ -12,7 +12,7 @@ import { JobNotFoundError } from "../errors.js";
 import type { BlockingConnections } from "../redis/blocking.js";
 import { luaScript } from "../redis/scripts.js";
 import readSettledSource from "./commands/read-settled.lua";
-import { hashOf, isSettled, stateKeys, stateOf, type WorkerJobState } from "./state.js";
+import { hashOf, isSettled, STATE_FIELDS, stateKeys, stateOf, type WorkerJobState } from "./state.js";
 
 const readSettled = luaScript(readSettledSource);
 
@@ -51,7 +51,7 @@ export async function settledJob(
     const [flat, resultText, lastEnded] = (await readSettled(
       redis,
       [keys.state, keys.result, keys.ended],
-      [],
+      [...STATE_FIELDS],
     )) as [string[], string | null, string | null];
     const state = stateOf(id, hashOf(flat));
     if (!state)

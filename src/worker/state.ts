@@ -101,7 +101,23 @@ export async function readState(
   return stateOf(id, await redis.hgetall(stateKeys(prefix, id).state));
 }
 
-/** A job's state from its hash (as HGETALL answers it), if the job was queued. */
+/**
+ * The hash fields a `WorkerJobState` is read from (stateOf): the steps that hand a state to
+ * a waiter (read-settled.lua, finish-run.lua) read these, not the request (which may be large).
+ */
+export const STATE_FIELDS = [
+  "status",
+  "model",
+  "ref",
+  "submittingAt",
+  "cancelRequestedAt",
+  "cancelOutcome",
+  "failures",
+  "backoffMs",
+  "error",
+] as const;
+
+/** A job's state from its hash (as HGETALL answers it, or the STATE_FIELDS of it), if the job was queued. */
 export function stateOf(id: string, hash: Record<string, string>): WorkerJobState | undefined {
   if (!hash.status) return undefined;
   return {

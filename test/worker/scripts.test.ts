@@ -6,13 +6,14 @@
  * the result, the status and the end's entry together, and a run marks a submission in its
  * first step only for a job never submitted, of an engine without a fleet limit.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeBatch } from "../../src/redis/events.js";
 import { luaScript, withAppendBatch } from "../../src/redis/scripts.js";
 import beginRunSource from "../../src/worker/commands/begin-run.lua";
 import finishRunSource from "../../src/worker/commands/finish-run.lua";
 import writeEventsSource from "../../src/worker/commands/write-events.lua";
-import { hashOf } from "../../src/worker/state.js";
+import { hashOf, STATE_FIELDS } from "../../src/worker/state.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
 let redis: RedisServer;
@@ -59,7 +60,7 @@ describe("the worker's steps in Redis", () => {
     await db.hset("s2:job", { status: "running", model: "openai:o3-deep-research", request: "{}" });
     await db.zadd("s2:slots", "+inf", "rj_2");
     await writeEvents(db, keys.slice(0, 2), [60_000, '"r2"', ...args(0, 2)]);
-    const fixed = ["completed", "", '{"report":"R"}', 60_000, 5_000, "rj_2"];
+    const fixed = ["completed", "", '{"report":"R"}', 60_000, 5_000, "rj_2", ...STATE_FIELDS];
     expect(await finishRun(db, keys, [60_000, '"r5"', ...args(1, 5), ...fixed])).toEqual([-1, 2]);
     expect(await db.hget("s2:job", "status")).toBe("running");
     expect(await db.exists("s2:result", "s2:ended")).toBe(0);
@@ -70,9 +71,11 @@ describe("the worker's steps in Redis", () => {
     expect(await db.zscore("s2:slots", "rj_2")).toBeNull();
     expect(await db.pttl("s2:ended")).toBeGreaterThan(4_000);
     const [[, fields]] = (await db.xrange("s2:ended", "-", "+")) as [[string, string[]]];
-    // The entry carries what a waiter returns: the result and the state as this step left it.
+    // The entry carries what a waiter returns: the result and the state as this step left it
+    // (not the request, which a state does not hold).
     expect(fields!.slice(0, 4)).toEqual(["v", "1", "result", '{"report":"R"}']);
-    expect(hashOf(fields!, 4)).toEqual(await db.hgetall("s2:job"));
+    const { request: _request, ...state } = await db.hgetall("s2:job");
+    expect(hashOf(fields!, 4)).toEqual(state);
   });
 
   it("a run's first step marks a never-submitted job of an unlimited engine, and nothing else", async () => {
@@ -113,5 +116,14 @@ describe("the worker's steps in Redis", () => {
         (other as Record<string, string>).submittingAt,
       );
     }
+  });
+});
+
+describe("the state a waiter is handed", () => {
+  it("names every field stateOf reads (the steps read only those)", () => {
+    const source = readFileSync(new URL("../../src/worker/state.ts", import.meta.url), "utf8");
+    const body = source.slice(source.indexOf("export function stateOf"));
+    const read = new Set([...body.slice(0, body.indexOf("\n}\n")).matchAll(/hash\.(\w+)/g)].map((m) => m[1]));
+    expect([...read].sort()).toEqual([...STATE_FIELDS].sort());
   });
 });

@@ -9,7 +9,8 @@
 --   4. with KEYS[5], the engine's fleet slot (a sorted set) given back (member ARGV[12]);
 --   5. an entry in the job's `ended` stream (KEYS[4], one entry, kept ARGV[11] ms) that
 --      wakes whoever waits for the end, carrying what such a waiter returns: fields 'v' '1',
---      'result' and the result, then the state hash's fields and values.
+--      'result' and the result, then the state: the fields ARGV[13..] names, of those the
+--      state hash has, and their values.
 -- ARGV[1] = the event stream's lifetime in ms. If the batch straddles the stored end
 -- (appendBatch's {-1, top}) nothing at all is written and that answer is returned: the
 -- caller sends again what is past `top`. Otherwise returns appendBatch's answer.
@@ -32,9 +33,12 @@ if KEYS[5] then
   redis.call('ZREM', KEYS[5], ARGV[12])
 end
 local entry = {'v', '1', 'result', ARGV[9]}
-local hash = redis.call('HGETALL', KEYS[2])
-for i = 1, #hash do
-  entry[#entry + 1] = hash[i]
+local values = redis.call('HMGET', KEYS[2], unpack(ARGV, 13))
+for i = 13, #ARGV do
+  if values[i - 12] then
+    entry[#entry + 1] = ARGV[i]
+    entry[#entry + 1] = values[i - 12]
+  end
 end
 redis.call('XADD', KEYS[4], 'MAXLEN', '1', '*', unpack(entry))
 redis.call('PEXPIRE', KEYS[4], ARGV[11])
