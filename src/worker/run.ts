@@ -209,7 +209,8 @@ export class JobRun {
     // gets no second one from the attach.
     const doneStored = this.#stored.done;
     let final: FinalEvent | undefined;
-    const writer = this.#writer();
+    const cancels = this.#watchCancel(job);
+    const writer = this.#writer(cancels.seen);
     const unsettled: ResearchEvent[] = [];
     let progressed = false;
     // A poll-only job gives its slot back after a while, but only once its ref is stored:
@@ -221,7 +222,6 @@ export class JobRun {
         holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
     };
     if (this.#state.ref) hold();
-    const cancels = this.#watchCancel(job);
     try {
       for await (const event of job) {
         if (doneStored) continue;
@@ -259,8 +259,11 @@ export class JobRun {
     }
   }
 
-  /** Writes a batch and the ref after it (and, with `created`, the provider job's binding) in one step. */
-  #writer(): EventWriter {
+  /**
+   * Writes a batch and the ref after it (and, with `created`, the provider job's binding) in
+   * one step, which also answers whether a cancellation is stored (`cancelSeen`).
+   */
+  #writer(cancelSeen: (requested: boolean) => void): EventWriter {
     const { redis, events, resultTtlMs, eventBatchMs } = this.#ctx;
     const keys = events.keys(this.#id);
     return new EventWriter(async ({ joined, count, first, ref, created }) => {
@@ -268,26 +271,43 @@ export class JobRun {
       const keyList = [keys.events, keys.state];
       const bind = created === undefined ? [] : [this.#id, resultTtlMs];
       if (created !== undefined) keyList.push(this.#keys.byProviderJob(this.#provider, created));
-      await appendRetrying(joined, count, first, (batch) =>
+      const [, , cancelRequested] = await appendRetrying(joined, count, first, (batch) =>
         writeEvents(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...bind]),
       );
+      cancelSeen(cancelRequested === 1);
     }, eventBatchMs);
   }
 
-  /** Cancels the job once a cancellation is stored, and records the outcome. */
+  /**
+   * Cancels the job once a cancellation is stored, and records the outcome. It looks every
+   * `cancelPollMs`, unless a write of the job's events told it meanwhile (`seen`: each write
+   * answers whether a cancellation is stored), so a job whose events flow costs no polls.
+   */
   #watchCancel(job: ResearchJob) {
     const { redis, cancelPollMs } = this.#ctx;
     let cancelling: Promise<unknown> | undefined;
-    const timer = setInterval(async () => {
-      if (cancelling || !(await redis.hget(this.#keys.state, "cancelRequestedAt").catch(() => null))) return;
-      cancelling = job.cancel().then(
+    let seenAt = performance.now();
+    const cancel = () => {
+      cancelling ??= job.cancel().then(
         (outcome) => redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) }),
         () => {
           cancelling = undefined;
         },
       );
+    };
+    const timer = setInterval(async () => {
+      if (cancelling || performance.now() - seenAt < cancelPollMs) return;
+      seenAt = performance.now();
+      if (await redis.hget(this.#keys.state, "cancelRequestedAt").catch(() => null)) cancel();
     }, cancelPollMs);
-    return { settled: () => cancelling, stop: () => clearInterval(timer) };
+    return {
+      settled: () => cancelling,
+      stop: () => clearInterval(timer),
+      seen(requested: boolean) {
+        seenAt = performance.now();
+        if (requested) cancel();
+      },
+    };
   }
 
   /** A run that threw: waiting for its next wake, deferred, or failed. */
@@ -334,16 +354,18 @@ export class JobRun {
  * Sends `count` events of seqs `first`, `first + 1`, … (their stored JSON texts joined by
  * commas) with `send`, an append script (append-batch.lua); if part of them was stored before
  * (a worker that was taken over and still wrote), sends again what is past the stored end.
+ * Returns the script's last answer.
  */
 export async function appendRetrying(
   joined: string,
   count: number,
   first: number,
   send: (batch: EncodedBatch) => Promise<unknown>,
-): Promise<void> {
+): Promise<number[]> {
   for (;;) {
-    const [added, top] = (await send(encodeJoined(joined, count, first))) as AppendAnswer;
-    if (added >= 0) return;
+    const answer = (await send(encodeJoined(joined, count, first))) as number[];
+    const [added, top] = answer as AppendAnswer;
+    if (added >= 0) return answer;
     // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
     const texts = (JSON.parse(`[${joined}]`) as unknown[])
       .slice(top - first + 1)

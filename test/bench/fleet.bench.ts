@@ -311,12 +311,55 @@ async function representativeOverhead(redis: RedisServer, figures: Record<string
       queuedRuns.push(await sample(runQueued));
     }
     await queued.close();
+    if (kind.model === STREAMED) await deliveryLatency(redis, figures, kind.label, kind.options);
     overhead(figures, kind.label, directRuns, queuedRuns);
     const [d, q] = [median(directRuns.map((s) => s.ms)), median(queuedRuns.map((s) => s.ms))];
     summary.push(`${kind.label}: ${((100 * (q - d)) / d).toFixed(2)} %`);
   }
   figures["representative jobs, wall overhead (target < 5 %)"] = summary.join("; ");
   await Promise.all([openai, gemini, hosted, portable].map((fake) => fake.loopback.close()));
+}
+
+/**
+ * End to end through the worker: from the moment the worker's job emits an event (its
+ * telemetry observer hears it) to that event's delivery to a tail on another connection, for
+ * every event of one paced streamed job: what a watcher of a fleet's job sees, the worker's
+ * batching (`eventBatchMs`, 20 ms) included.
+ */
+async function deliveryLatency(
+  redis: RedisServer,
+  figures: Record<string, string>,
+  label: string,
+  options: (prefix: string) => SondeOptions,
+) {
+  const emitted = new Map<number, number>();
+  const latencies: number[] = [];
+  const prefix = "bench-lat:";
+  const setup = { redis: redis.client(), prefix, queueName: "bench-lat" };
+  const queue = createResearchQueue({ ...setup, client: new Sonde(options(prefix)) });
+  const worker = createResearchWorker({
+    ...setup,
+    client: new Sonde({
+      ...options(prefix),
+      telemetry: {
+        observeJob: () => (signal) => {
+          if (signal.type === "event") emitted.set(signal.event.seq, performance.now());
+        },
+      },
+    }),
+  });
+  const log = createEventLog(redis.client(), { prefix });
+  const { id } = await queue.enqueue(
+    { model: STREAMED, query: "What changed in EU battery regulation in 2025?" },
+    { idempotencyKey: "latency" },
+  );
+  for await (const event of log.tail(id)) latencies.push(performance.now() - emitted.get(event.seq)!);
+  await worker.close();
+  await queue.close();
+  log.close();
+  latencies.sort((a, b) => a - b);
+  figures[`${label}: emission in the worker → delivery to a tail, median / p99 / max ms (target p99 < 50)`] =
+    `${quantile(latencies, 0.5).toFixed(1)} / ${quantile(latencies, 0.99).toFixed(1)} / ${latencies.at(-1)!.toFixed(1)}`;
 }
 
 /**

@@ -39,14 +39,15 @@ describe("the worker's steps in Redis", () => {
   it("a write that straddles the stored end writes nothing, not even the ref or the provider binding", async () => {
     const db = redis.client();
     const keys = ["s1:events", "s1:job", "s1:byjob"];
-    expect(await writeEvents(db, keys.slice(0, 2), [60_000, '"r4"', ...args(0, 4)])).toEqual([5, 0]);
+    expect(await writeEvents(db, keys.slice(0, 2), [60_000, '"r4"', ...args(0, 4)])).toEqual([5, 0, 0]);
     // Seqs 3..6: 3 and 4 are stored (a worker that was taken over wrote them first).
-    expect(await writeEvents(db, keys, [60_000, '"r6"', ...args(3, 6), "rj_1", 60_000])).toEqual([-1, 4]);
+    expect(await writeEvents(db, keys, [60_000, '"r6"', ...args(3, 6), "rj_1", 60_000])).toEqual([-1, 4, 0]);
     expect(await db.hget("s1:job", "ref")).toBe('"r4"');
     expect(await db.exists("s1:byjob")).toBe(0);
-    expect(await writeEvents(db, keys, [60_000, '"r6"', ...args(5, 6), "rj_1", 60_000])).toEqual([2, 0]);
-    // All stored before: nothing new, nothing written.
-    expect(await writeEvents(db, keys, [60_000, '"r9"', ...args(2, 6), "rj_1", 60_000])).toEqual([0, 0]);
+    expect(await writeEvents(db, keys, [60_000, '"r6"', ...args(5, 6), "rj_1", 60_000])).toEqual([2, 0, 0]);
+    // All stored before: nothing new, nothing written. Each write says whether a cancel is stored.
+    await db.hset("s1:job", "cancelRequestedAt", "now");
+    expect(await writeEvents(db, keys, [60_000, '"r9"', ...args(2, 6), "rj_1", 60_000])).toEqual([0, 0, 1]);
     expect(await db.hget("s1:job", "ref")).toBe('"r6"');
     expect(await db.get("s1:byjob")).toBe("rj_1");
     const entries = await db.xrange("s1:events", "-", "+");

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdempotencyConflictError, JobNotFoundError, Sonde, UnknownModelError } from "../../src/index.js";
 import { createRedisStore } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { portableChat } from "../bench/fleet-fakes.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -568,6 +569,47 @@ describe("sonde/worker: the orderings that save round trips", () => {
       await worker.close();
       await queue.close();
       await api.close();
+    }
+  });
+});
+
+describe("sonde/worker: cancellation seen by the job's writes", () => {
+  it("a job whose events flow learns of a stored cancellation from its next write, without polling", async () => {
+    const prefix = "w11:";
+    const chat = await portableChat();
+    const client = () =>
+      new Sonde({
+        env: {},
+        portable: {
+          chat: { slow: { baseURL: `${chat.loopback.url}/v1` } },
+          search: chat.search,
+          fetcher: chat.fetcher,
+          store: createRedisStore(redis.client(), { prefix }),
+        },
+      });
+    const queue = createResearchQueue({ redis: redis.client(), client: client(), prefix, queueName: "w11" });
+    // A poll a minute apart: only a write can tell this worker in time.
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: client(),
+      prefix,
+      queueName: "w11",
+      cancelPollMs: 60_000,
+    });
+    try {
+      const { id } = await queue.enqueue(
+        { model: "portable:slow/model", query: "How do heat pumps compare with gas boilers?" },
+        { idempotencyKey: "c" },
+      );
+      for await (const event of queue.events.tail(id)) if (event.type === "created") break;
+      await queue.cancel(id);
+      const { state } = await queue.settled(id);
+      expect(state.status).toBe("cancelled");
+      expect(state.cancelOutcome).toMatchObject({ outcome: "cancelled" });
+    } finally {
+      await worker.close();
+      await queue.close();
+      await chat.loopback.close();
     }
   });
 });

@@ -5,7 +5,9 @@
 -- the research job (value ARGV[7], lifetime ARGV[8] ms), so the provider's webhook can wake
 -- it. ARGV[1] = the stream's lifetime in ms; ARGV[2] = the ref ('' = none); ARGV[3..6] =
 -- first seq, last seq, count, encoded batch. Returns appendBatch's answer; nothing else is
--- written unless the batch was (`{-1, top}`: the caller sends again what is past `top`).
+-- written unless the batch was (`{-1, top}`: the caller sends again what is past `top`). A
+-- third element says whether a cancellation of the job is stored (1) or not (0), so a
+-- worker whose job writes events need not poll for one.
 local added = appendBatch(KEYS[1], ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
 if added[1] > 0 then
   if ARGV[2] ~= '' then
@@ -16,4 +18,4 @@ if added[1] > 0 then
     redis.call('SET', KEYS[3], ARGV[7], 'PX', ARGV[8])
   end
 end
-return added
+return {added[1], added[2], redis.call('HEXISTS', KEYS[2], 'cancelRequestedAt')}
