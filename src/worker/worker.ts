@@ -40,7 +40,10 @@ export interface WorkerSetup {
   wakeBackoff?: { minMs: number; maxMs: number };
   /** How long the final result is kept. @defaultValue seven days */
   resultTtlMs?: number;
-  /** How often a running job checks for a stored cancellation. @defaultValue 500 */
+  /**
+   * How often a running job looks for a stored cancellation when no write of its events told
+   * it meanwhile (each write answers that too). @defaultValue 500
+   */
   cancelPollMs?: number;
   /**
    * A job's events are written to its stream at most once per this interval (one round trip

@@ -9,7 +9,7 @@
  *   arrive over 2 s, poll-only jobs run 2 s and are polled on the SDK's own schedule, the
  *   portable engine's model, searches and reads take time): the portable engine, OpenAI
  *   streamed and poll-only, Gemini, the hosted job API;
- * - the micro figures beside them, unpaced: the 13 ms offline demo job (the worker's fixed
+ * - the micro figures beside them, unpaced: the offline demo job, 10–15 ms here (the worker's fixed
  *   cost per job, and the Redis commands it costs), four at a time, and a stream sent as fast
  *   as loopback allows (the worker's CPU per event).
  */
@@ -126,7 +126,7 @@ denser than real ones: an upper bound on what per-event work can cost in wall ti
 runs ${fakes.POLL_RUN_MS} ms at the provider and is polled on the SDK's own schedule (retry policy 500 ms doubling,
 its random jitter fixed at its midpoint on both sides, so both poll at the same moments); the portable
 engine's model answers in ${fakes.PORTABLE_LATENCY.chatMs} ms, its searches in ${fakes.PORTABLE_LATENCY.searchMs} ms and page reads in ${fakes.PORTABLE_LATENCY.fetchMs} ms. The micro figures
-below them are unpaced: the 13 ms offline demo job (the worker's fixed cost per job) and a stream sent as
+below them are unpaced: the offline demo job, 10–15 ms here (the worker's fixed cost per job) and a stream sent as
 fast as loopback allows (the worker's CPU per event).`;
 
 const median = (list: number[]) =>
@@ -410,7 +410,7 @@ async function workerOverhead(redis: RedisServer, figures: Record<string, string
     queuedCommands += (await commands()) - before - 1;
   }
   await sequential.close();
-  const label = "micro: 13 ms demo job, one at a time";
+  const label = "micro: offline demo job, one at a time";
   overhead(figures, label, directRuns, queuedRuns, "result()");
   overhead(figures, label, iteratingRuns, queuedRuns, "iterating");
   const perJob = median(queuedRuns.map((s) => s.ms)) - median(iteratingRuns.map((s) => s.ms));
