@@ -64,6 +64,38 @@ export function eventsOf(fields: string[]): ResearchEvent[] {
 }
 
 /**
+ * A batch as the append scripts take it (commands/append-batch.lua): the events' seqs run from
+ * `first` to `last` in order, and `blob` is the stream entry's value, encoded once here: the
+ * event's JSON for one event, the JSON array of all of them otherwise. The script stores it
+ * as it is: neither side splits, copies or re-encodes it per event.
+ */
+export interface EncodedBatch {
+  first: number;
+  last: number;
+  count: number;
+  blob: string;
+}
+
+/** Encodes `count` events with seqs `first`, `first + 1`, …, given as their stored JSON texts joined by commas. */
+export function encodeJoined(joined: string, count: number, first: number): EncodedBatch {
+  return { first, last: first + count - 1, count, blob: count === 1 ? joined : `[${joined}]` };
+}
+
+/** Encodes the stored JSON texts of events with seqs `first`, `first + 1`, …. */
+export const encodeBatch = (texts: readonly string[], first: number): EncodedBatch =>
+  encodeJoined(texts.join(","), texts.length, first);
+
+/** The arguments of `appendBatch` (commands/append-batch.lua) for `batch`. */
+export const batchArgs = (batch: EncodedBatch) => [batch.first, batch.last, batch.count, batch.blob];
+
+/**
+ * What an append script answers: `[new events, 0]` when the batch was stored or (`[0, 0]`)
+ * every seq of it was stored before; `[-1, top]` when it straddles the stored end at seq
+ * `top`: nothing was written, and the caller sends again what is past `top`.
+ */
+export type AppendAnswer = [number, number];
+
+/**
  * A job's events in Redis, written once per `seq` and read live or after the fact.
  * @example
  * ```ts
@@ -83,14 +115,27 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
   // A blocking read holds its connection: each tail borrows one of its own.
   const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
-    if (events.length === 0) return 0;
-    // The whole batch as two arguments: a command of two arguments per event costs far more
-    // to encode and send than the bytes themselves.
-    const seqs = events.map((event) => event.seq).join(",");
-    const texts = events.map(storedEventJson).join("\n");
-    const args = [ttl, state ? JSON.stringify(state.ref) : "", seqs, texts];
     const k = keys(jobId);
-    return Number(await runScript(redis, "appendResearchEvent", [k.events, k.state], args));
+    const ref = state ? JSON.stringify(state.ref) : "";
+    let pending = events;
+    // The whole batch as one argument: a command of an argument per event costs far more to
+    // encode and send than the bytes themselves.
+    while (pending.length > 0) {
+      const batch = {
+        ...encodeBatch(pending.map(storedEventJson), pending[0]!.seq),
+        last: pending.at(-1)!.seq,
+      };
+      const [added, top] = (await runScript(
+        redis,
+        "appendResearchEvent",
+        [k.events, k.state],
+        [ttl, ref, ...batchArgs(batch)],
+      )) as AppendAnswer;
+      if (added >= 0) return added;
+      // Part of it was stored before (a writer that retried): the rest goes in another step.
+      pending = pending.filter((event) => event.seq > top);
+    }
+    return 0;
   };
   return {
     keys,

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { Redis } from "ioredis";
 import acquireLease from "./commands/acquire-lease.lua";
+import appendBatch from "./commands/append-batch.lua";
 import appendEvent from "./commands/append-event.lua";
 import appendResearchEvent from "./commands/append-research-event.lua";
 import fencedSet from "./commands/fenced-set.lua";
@@ -27,10 +28,13 @@ export function luaScript(source: string): LuaScript {
   };
 }
 
+/** `source` with the `appendBatch` function (commands/append-batch.lua) defined in front of it. */
+export const withAppendBatch = (source: string) => `${appendBatch}\n${source}`;
+
 const scripts = {
   acquireLease: luaScript(acquireLease),
   appendEvent: luaScript(appendEvent),
-  appendResearchEvent: luaScript(appendResearchEvent),
+  appendResearchEvent: luaScript(withAppendBatch(appendResearchEvent)),
   fencedSet: luaScript(fencedSet),
   putReceipt: luaScript(putReceipt),
   releaseKey: luaScript(releaseKey),

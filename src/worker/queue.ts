@@ -107,6 +107,8 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
   } as never);
   const events = createEventLog(redis, { prefix });
   const waits = blockingConnections(redis);
+  // BullMQ sends on `redis` itself: its add can follow the bind without waiting for it.
+  const shared = setup.connection === undefined || setup.connection === redis;
   return {
     events,
     queue,
@@ -124,20 +126,28 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       const resolved = setup.client.research.validate(request as ResearchRequest);
       const id = researchJobId(idempotencyKey);
       const key = stateKeys(prefix, id).state;
-      const text = canonicalJson(request);
-      const bound = Number(
-        await bindRequest(redis, [key], [text, resolved.modelInfo.id, new Date().toISOString(), 7 * DAY_MS]),
-      );
+      const args = [canonicalJson(request), resolved.modelInfo.id, new Date().toISOString(), 7 * DAY_MS];
+      // BullMQ keeps one job per id: a repeated add is a no-op.
+      const add = () => queue.add("research", { id }, { jobId: id, ...RERUNS });
+      let bound: number;
+      if (shared) {
+        // One round trip: the add goes out right behind the bind on the same connection, so
+        // Redis runs the bind first and a worker never takes a job without its state. EVAL,
+        // not EVALSHA: a NOSCRIPT reload would send the bind again after the add. A request
+        // that conflicts with the key's finds its job queued already: the add does nothing.
+        const [answer] = await Promise.all([redis.eval(bindRequestSource, 1, key, ...args), add()]);
+        bound = Number(answer);
+      } else {
+        bound = Number(await bindRequest(redis, [key], args));
+        if (bound >= 0) await add();
+      }
       if (bound < 0) {
         throw new IdempotencyConflictError(
           `idempotencyKey "${idempotencyKey}" already queued job ${id} with a different request. ` +
             "Repeat that request exactly to get the same job back, or use a new key for a new job.",
         );
       }
-      const fresh = bound === 1;
-      // BullMQ keeps one job per id: a repeated add is a no-op.
-      await queue.add("research", { id }, { jobId: id, ...RERUNS });
-      return { id, created: fresh };
+      return { id, created: bound === 1 };
     },
     async cancel(id) {
       const key = stateKeys(prefix, id).state;

@@ -11,15 +11,32 @@ import type { SondeClient } from "../client.js";
 import { SondeError } from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
-import { type EventLog, storedEventJson } from "../redis/events.js";
-import { luaScript } from "../redis/scripts.js";
+import {
+  type AppendAnswer,
+  batchArgs,
+  type EncodedBatch,
+  type EventLog,
+  encodeJoined,
+} from "../redis/events.js";
+import { luaScript, withAppendBatch } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
+import finishRunSource from "./commands/finish-run.lua";
+import writeEventsSource from "./commands/write-events.lua";
 import { RERUNS, wakeJobId } from "./queue.js";
-import { markEnded, stateKeys, type WorkerJobState, type WorkerJobStatus } from "./state.js";
-import { EventWriter } from "./writer.js";
+import {
+  ENDED_TTL_MS,
+  markEnded,
+  STATE_FIELDS,
+  stateKeys,
+  type WorkerJobState,
+  type WorkerJobStatus,
+} from "./state.js";
+import { type Batch, EventWriter } from "./writer.js";
 
 const acquireSlot = luaScript(acquireSlotSource);
+const writeEvents = luaScript(withAppendBatch(writeEventsSource));
+const finishRun = luaScript(withAppendBatch(finishRunSource));
 
 /** Consecutive retryable failures after which a job is deferred. */
 export const MAX_RETRYABLE_FAILURES = 5;
@@ -57,9 +74,10 @@ export interface StoredSoFar {
   done: boolean;
 }
 
-/** The job's `done` event, stored with its result in one step. */
+/** The job's `done` event (its stored JSON, numbered `seq`), stored with its result in one step. */
 interface FinalEvent {
-  event: ResearchEvent;
+  seq: number;
+  text: string;
   ref: unknown;
 }
 
@@ -71,6 +89,8 @@ export class JobRun {
   readonly #resolved: Resolved;
   readonly #keys: ReturnType<typeof stateKeys>;
   readonly #stored: StoredSoFar;
+  /** The run's first step marked the submission as about to be sent (begin-run.lua). */
+  readonly #marked: boolean;
   #keepSlot = false;
 
   constructor(
@@ -79,8 +99,10 @@ export class JobRun {
     stored: StoredSoFar,
     request: ResearchRequest,
     resolved: Resolved,
+    marked = false,
   ) {
     this.#ctx = ctx;
+    this.#marked = marked;
     this.#stored = stored;
     this.#id = state.id;
     this.#state = state;
@@ -106,31 +128,46 @@ export class JobRun {
   }
 
   /**
-   * Stores the outcome (and result, and the job's `done` event) and gives the slot back, in
-   * one atomic step: whoever sees `done` in the stream can read the result at once.
+   * Stores the outcome (and result, the events not written yet and the job's `done` event)
+   * and gives the slot back, in one atomic step (finish-run.lua): whoever sees `done` in the
+   * stream, or is woken by the end, can read the result at once.
    */
   async #finish(
     status: WorkerJobStatus,
     result?: unknown,
     error?: { code: string; message: string },
     final?: FinalEvent,
+    rest?: Batch,
   ) {
     const { redis, resultTtlMs, events } = this.#ctx;
-    const multi = redis.multi();
-    if (result !== undefined) multi.set(this.#keys.result, JSON.stringify(result), "PX", resultTtlMs);
-    if (final) {
-      const stream = events.keys(this.#id).events;
-      // An id at or below the last stored one fails alone; a MULTI runs the rest regardless.
-      multi.xadd(stream, `0-${final.event.seq + 1}`, "e", storedEventJson(final.event));
-      multi.pexpire(stream, events.ttlMs);
-      if (final.ref) multi.hset(this.#keys.state, { ref: JSON.stringify(final.ref) });
-    }
-    multi.hset(this.#keys.state, { status, ...(error && { error: JSON.stringify(error) }) });
-    multi.pexpire(this.#keys.state, resultTtlMs);
-    markEnded(multi, this.#keys, status, resultTtlMs);
-    if (this.#limit !== undefined && !this.#keepSlot) multi.zrem(this.#keys.slots(this.#provider), this.#id);
-    await multi.exec();
+    const keys = events.keys(this.#id);
+    // The rare `created` that no write took yet binds the provider's job id first.
+    if (rest?.created !== undefined) await this.#bindProviderJob(rest.created);
+    const joined = rest ? (final ? `${rest.joined},${final.text}` : rest.joined) : (final?.text ?? "");
+    const count = (rest?.count ?? 0) + (final ? 1 : 0);
+    const ref = final ? final.ref : rest?.ref;
+    const slot = this.#limit !== undefined && !this.#keepSlot;
+    const keyList = [keys.events, keys.state, this.#keys.result, this.#keys.ended];
+    if (slot) keyList.push(this.#keys.slots(this.#provider));
+    const fixed = [
+      status,
+      error ? JSON.stringify(error) : "",
+      result === undefined ? "" : JSON.stringify(result),
+      resultTtlMs,
+      ENDED_TTL_MS,
+      this.#id,
+      ...STATE_FIELDS,
+    ];
+    await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
+      finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),
+    );
     return status;
+  }
+
+  #bindProviderJob(jobId: string) {
+    const { redis, resultTtlMs } = this.#ctx;
+    // So a provider's webhook (which names its own job id) can wake this job.
+    return redis.set(this.#keys.byProviderJob(this.#provider, jobId), this.#id, "PX", resultTtlMs);
   }
 
   /** Attaches from the stored ref, or submits once; a final status when there is nothing to run. */
@@ -153,7 +190,9 @@ export class JobRun {
       });
     }
     if (state.cancelRequestedAt) return this.#finish("cancelled");
-    await redis.hset(this.#keys.state, { submittingAt: new Date().toISOString(), status: "running" });
+    // Marked already when the run began, unless the engine has a fleet slot to take first.
+    if (!this.#marked)
+      await redis.hset(this.#keys.state, { submittingAt: new Date().toISOString(), status: "running" });
     // Portable starts are idempotent by key: a restart before `created` finds the same job.
     const request = this.#request;
     const submitted =
@@ -170,7 +209,8 @@ export class JobRun {
     // gets no second one from the attach.
     const doneStored = this.#stored.done;
     let final: FinalEvent | undefined;
-    const writer = this.#writer();
+    const cancels = this.#watchCancel(job);
+    const writer = this.#writer(cancels.seen);
     const unsettled: ResearchEvent[] = [];
     let progressed = false;
     // A poll-only job gives its slot back after a while, but only once its ref is stored:
@@ -182,7 +222,6 @@ export class JobRun {
         holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
     };
     if (this.#state.ref) hold();
-    const cancels = this.#watchCancel(job);
     try {
       for await (const event of job) {
         if (doneStored) continue;
@@ -196,17 +235,19 @@ export class JobRun {
           continue;
         }
         if (event.type === "done") {
-          final = { event: { ...event, seq: seq++ }, ref: refOf(job) };
+          final = { seq, text: storedText(event, seq++), ref: refOf(job) };
           continue;
         }
-        writer.push({ ...event, seq: seq++ }, refOf(job));
-        if (event.type === "created") writer.flush().then(hold, () => {});
+        const created = event.type === "created" ? event.jobId : undefined;
+        writer.push(seq, storedText(event, seq++), refOf(job), created);
+        if (created !== undefined) writer.flush().then(hold, () => {});
         progressed = true;
       }
-      await writer.flush();
       const result = await job.result();
       await cancels.settled();
-      return await this.#finish(result.status as WorkerJobStatus, result, undefined, final);
+      // What is not written yet goes in the final step, with `done` and the result.
+      const rest = await writer.rest();
+      return await this.#finish(result.status as WorkerJobStatus, result, undefined, final, rest);
     } catch (error) {
       // Whatever was read is stored before the run ends, so the next run resumes after it.
       await writer.flush();
@@ -218,33 +259,55 @@ export class JobRun {
     }
   }
 
-  #writer(): EventWriter {
+  /**
+   * Writes a batch and the ref after it (and, with `created`, the provider job's binding) in
+   * one step, which also answers whether a cancellation is stored (`cancelSeen`).
+   */
+  #writer(cancelSeen: (requested: boolean) => void): EventWriter {
     const { redis, events, resultTtlMs, eventBatchMs } = this.#ctx;
-    return new EventWriter(async ({ events: batch, ref }) => {
-      const created = batch.find((event) => event.type === "created");
-      await Promise.all([
-        events.appendMany(this.#id, batch, ref ? { ref } : undefined),
-        // So a provider's webhook (which names its own job id) can wake this job.
-        created?.type === "created" &&
-          redis.set(this.#keys.byProviderJob(this.#provider, created.jobId), this.#id, "PX", resultTtlMs),
-      ]);
+    const keys = events.keys(this.#id);
+    return new EventWriter(async ({ joined, count, first, ref, created }) => {
+      // So a provider's webhook (which names its own job id) can wake this job.
+      const keyList = [keys.events, keys.state];
+      const bind = created === undefined ? [] : [this.#id, resultTtlMs];
+      if (created !== undefined) keyList.push(this.#keys.byProviderJob(this.#provider, created));
+      const [, , cancelRequested] = await appendRetrying(joined, count, first, (batch) =>
+        writeEvents(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...bind]),
+      );
+      cancelSeen(cancelRequested === 1);
     }, eventBatchMs);
   }
 
-  /** Cancels the job once a cancellation is stored, and records the outcome. */
+  /**
+   * Cancels the job once a cancellation is stored, and records the outcome. It looks every
+   * `cancelPollMs`, unless a write of the job's events told it meanwhile (`seen`: each write
+   * answers whether a cancellation is stored), so a job whose events flow costs no polls.
+   */
   #watchCancel(job: ResearchJob) {
     const { redis, cancelPollMs } = this.#ctx;
     let cancelling: Promise<unknown> | undefined;
-    const timer = setInterval(async () => {
-      if (cancelling || !(await redis.hget(this.#keys.state, "cancelRequestedAt").catch(() => null))) return;
-      cancelling = job.cancel().then(
+    let seenAt = performance.now();
+    const cancel = () => {
+      cancelling ??= job.cancel().then(
         (outcome) => redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) }),
         () => {
           cancelling = undefined;
         },
       );
+    };
+    const timer = setInterval(async () => {
+      if (cancelling || performance.now() - seenAt < cancelPollMs) return;
+      seenAt = performance.now();
+      if (await redis.hget(this.#keys.state, "cancelRequestedAt").catch(() => null)) cancel();
     }, cancelPollMs);
-    return { settled: () => cancelling, stop: () => clearInterval(timer) };
+    return {
+      settled: () => cancelling,
+      stop: () => clearInterval(timer),
+      seen(requested: boolean) {
+        seenAt = performance.now();
+        if (requested) cancel();
+      },
+    };
   }
 
   /** A run that threw: waiting for its next wake, deferred, or failed. */
@@ -259,7 +322,7 @@ export class JobRun {
       const failures = held || progressed ? 0 : this.#state.failures + 1;
       if (failures >= MAX_RETRYABLE_FAILURES) {
         const multi = redis.multi().hset(this.#keys.state, { status: "deferred", failures });
-        markEnded(multi, this.#keys, "deferred", this.#ctx.resultTtlMs);
+        markEnded(multi, this.#keys, "deferred");
         if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
         await multi.exec();
         return "deferred";
@@ -286,6 +349,46 @@ export class JobRun {
     return this.#finish("failed", undefined, { code: error.code, message: error.message });
   }
 }
+
+/**
+ * Sends `count` events of seqs `first`, `first + 1`, … (their stored JSON texts joined by
+ * commas) with `send`, an append script (append-batch.lua); if part of them was stored before
+ * (a worker that was taken over and still wrote), sends again what is past the stored end.
+ * Returns the script's last answer.
+ */
+export async function appendRetrying(
+  joined: string,
+  count: number,
+  first: number,
+  send: (batch: EncodedBatch) => Promise<unknown>,
+): Promise<number[]> {
+  for (;;) {
+    const answer = (await send(encodeJoined(joined, count, first))) as number[];
+    const [added, top] = answer as AppendAnswer;
+    if (added >= 0) return answer;
+    // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
+    const texts = (JSON.parse(`[${joined}]`) as unknown[])
+      .slice(top - first + 1)
+      .map((e) => JSON.stringify(e));
+    joined = texts.join(",");
+    count = texts.length;
+    first = top + 1;
+  }
+}
+
+/**
+ * The event as the stream stores it, numbered `seq`. The delivered event is this run's own
+ * object (the job makes one per delivery and keeps no reference that reads `seq` or
+ * `rawEvent`), so it is numbered and its raw payload (large, and only of use to this process)
+ * dropped in place rather than copied.
+ */
+function storedText(event: ResearchEvent, seq: number): string {
+  event.seq = seq;
+  if (event.rawEvent !== undefined) event.rawEvent = undefined;
+  return JSON.stringify(event);
+}
+
+const refText = (ref: unknown) => (ref === undefined ? "" : JSON.stringify(ref));
 
 /** The job's ref now; before `created` there is none. */
 function refOf(job: ResearchJob): unknown {

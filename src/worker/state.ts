@@ -50,11 +50,23 @@ export interface WorkerJobState {
 
 export const DAY_MS = 86_400_000;
 
+/** The statuses `queue.settled(id)` returns at: the final ones and `deferred`. */
+export const isSettled = (status: WorkerJobStatus) =>
+  status === "deferred" || FINAL_STATUSES.includes(status);
+
+/**
+ * How long a job's `ended` stream is kept after its last entry. It only wakes waiters: one
+ * that reads the state after the end returns from the state, and one that read it just before
+ * blocks within milliseconds. Its entry carries a copy of the result, so it is not kept for
+ * the result's seven days.
+ */
+export const ENDED_TTL_MS = 60_000;
+
 export function stateKeys(prefix: string, id: string) {
   return {
     state: `${prefix}job:{${id}}`,
     result: `${prefix}result:{${id}}`,
-    /** A stream with one entry per time the job ended (or was deferred): what `settled` blocks on. */
+    /** A stream holding the entry of the job's latest end (or deferral): what `settled` blocks on. */
     ended: `${prefix}ended:{${id}}`,
     slots: (provider: string) => `${prefix}slots:${provider}`,
     byProviderJob: (provider: string, jobId: string) => `${prefix}byjob:${provider}:${jobId}`,
@@ -62,16 +74,23 @@ export function stateKeys(prefix: string, id: string) {
 }
 
 /**
- * Adds to `multi` the entry that wakes whoever waits for the job to end: written in the same
- * MULTI as the status (and result), so a waiter woken by it reads both.
+ * Adds to `multi` the entry that wakes whoever waits for the job to end, written in the same
+ * MULTI as the status, so a waiter woken by it reads the status set. (A job's final step,
+ * finish-run.lua, writes one that carries the state and result too.)
  */
 export function markEnded(
   multi: ChainableCommander,
   keys: ReturnType<typeof stateKeys>,
   status: WorkerJobStatus,
-  ttlMs: number,
 ): void {
-  multi.xadd(keys.ended, "MAXLEN", "1", "*", "status", status).pexpire(keys.ended, ttlMs);
+  multi.xadd(keys.ended, "MAXLEN", "1", "*", "status", status).pexpire(keys.ended, ENDED_TTL_MS);
+}
+
+/** A hash as HGETALL answers it inside a script (field, value, …), from index `from`. */
+export function hashOf(flat: readonly string[], from = 0): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = from; i + 1 < flat.length; i += 2) hash[flat[i]!] = flat[i + 1]!;
+  return hash;
 }
 
 export async function readState(
@@ -82,7 +101,23 @@ export async function readState(
   return stateOf(id, await redis.hgetall(stateKeys(prefix, id).state));
 }
 
-/** A job's state from its hash (as HGETALL answers it), if the job was queued. */
+/**
+ * The hash fields a `WorkerJobState` is read from (stateOf): the steps that hand a state to
+ * a waiter (read-settled.lua, finish-run.lua) read these, not the request (which may be large).
+ */
+export const STATE_FIELDS = [
+  "status",
+  "model",
+  "ref",
+  "submittingAt",
+  "cancelRequestedAt",
+  "cancelOutcome",
+  "failures",
+  "backoffMs",
+  "error",
+] as const;
+
+/** A job's state from its hash (as HGETALL answers it, or the STATE_FIELDS of it), if the job was queued. */
 export function stateOf(id: string, hash: Record<string, string>): WorkerJobState | undefined {
   if (!hash.status) return undefined;
   return {

@@ -6,14 +6,19 @@
  * `indeterminate`, never retried. Poll-only jobs give their slot back between polls
  * (delayed "wake" jobs with a persisted exponential backoff).
  */
+/// <reference path="../redis/lua.d.ts" />
 import { type ConnectionOptions, DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
 import { createEventLog, eventsOf } from "../redis/events.js";
+import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
+import beginRunSource from "./commands/begin-run.lua";
 import { DEFAULT_QUEUE, researchJobId } from "./queue.js";
 import { JobRun, MAX_RETRYABLE_FAILURES, type RunContext } from "./run.js";
-import { DAY_MS, FINAL_STATUSES, stateKeys, stateOf } from "./state.js";
+import { DAY_MS, hashOf, isSettled, stateKeys, stateOf } from "./state.js";
+
+const beginRun = luaScript(beginRunSource);
 
 export interface WorkerSetup {
   redis: Redis;
@@ -35,7 +40,10 @@ export interface WorkerSetup {
   wakeBackoff?: { minMs: number; maxMs: number };
   /** How long the final result is kept. @defaultValue seven days */
   resultTtlMs?: number;
-  /** How often a running job checks for a stored cancellation. @defaultValue 500 */
+  /**
+   * How often a running job looks for a stored cancellation when no write of its events told
+   * it meanwhile (each write answers that too). @defaultValue 500
+   */
   cancelPollMs?: number;
   /**
    * A job's events are written to its stream at most once per this interval (one round trip
@@ -95,24 +103,29 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     repeatInterruptedCalls: setup.repeatInterruptedCalls ?? false,
   };
 
+  // Engines with a fleet limit, comma-framed for begin-run.lua: their runs take a slot before
+  // they mark a submission.
+  const limited = `,${Object.keys(context.limits)
+    .filter((engine) => context.limits[engine] !== undefined)
+    .join(",")},`;
+
   const processJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
     const { id } = bull.data;
-    const stream = context.events.keys(id).events;
-    // The job's state and where its stream ends, in one round trip.
-    const [[, hash], [, tail]] = (await redis
-      .multi()
-      .hgetall(stateKeys(prefix, id).state)
-      .xrevrange(stream, "+", "-", "COUNT", 1)
-      // This run answers any wake asked for so far.
-      .hdel(stateKeys(prefix, id).state, "wakeRequestedAt")
-      .exec()) as [unknown, unknown][] as [
-      [unknown, Record<string, string>],
-      [unknown, [string, string[]][]],
-    ];
+    const keys = stateKeys(prefix, id);
+    // The job's state and where its stream ends, in one round trip; the same step answers any
+    // wake asked for so far and, for a job never submitted, marks its submission as about to
+    // be sent (what open() would do next), so the run sends it without another round trip.
+    const [flat, tail, mark] = (await beginRun(
+      redis,
+      [keys.state, context.events.keys(id).events],
+      [new Date().toISOString(), "1", limited],
+    )) as [string[], [string, string[]][], number];
+    const hash = hashOf(flat);
     const state = stateOf(id, hash);
     const requestText = hash.request;
     if (!state || !requestText) return "missing";
-    if (FINAL_STATUSES.includes(state.status) || state.status === "deferred") return state.status;
+    if (isSettled(state.status)) return state.status;
+    let marked = mark === 1;
     const request = JSON.parse(requestText) as ResearchRequest;
     const last = tail[0];
     const stored = {
@@ -120,7 +133,20 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       count: last ? Number(last[0].split("-")[1]) : 0,
       done: last !== undefined && eventsOf(last[1]).at(-1)?.type === "done",
     };
-    const run = new JobRun(context, state, stored, request, client.research.validate(request));
+    let resolved: ReturnType<SondeClient["research"]["validate"]>;
+    try {
+      resolved = client.research.validate(request);
+    } catch (error) {
+      // Nothing was sent: take the mark back, so a later run does not call it indeterminate.
+      if (marked) await unmark(redis, keys.state, state.status);
+      throw error;
+    }
+    // A limited engine takes its slot before it marks (the catalog id named another engine).
+    if (marked && context.limits[resolved.provider] !== undefined) {
+      await unmark(redis, keys.state, state.status);
+      marked = false;
+    }
+    const run = new JobRun(context, state, stored, request, resolved, marked);
     if (!(await run.takeSlot())) {
       // Every slot is taken by jobs still in flight: look again shortly.
       await bull.moveToDelayed(Date.now() + 1_000, token);
@@ -148,6 +174,11 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       await context.wakes.close();
     },
   };
+}
+
+/** Takes back begin-run.lua's mark of a submission that was not sent after all. */
+function unmark(redis: Redis, key: string, status: string) {
+  return redis.multi().hdel(key, "submittingAt").hset(key, { status }).exec();
 }
 
 export { researchJobId };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdempotencyConflictError, JobNotFoundError, Sonde, UnknownModelError } from "../../src/index.js";
 import { createRedisStore } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { portableChat } from "../bench/fleet-fakes.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -385,6 +386,230 @@ describe("sonde/worker: slots and holds around the submission", () => {
     } finally {
       await queue.close();
       await api.close();
+    }
+  });
+});
+
+describe("sonde/worker: the orderings that save round trips", () => {
+  it("settled() returns the state and result the final step stored, and reads them itself after an end that carries none", async () => {
+    const prefix = "w7:";
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w7",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w7",
+    });
+    try {
+      const { id } = await queue.enqueue(
+        { model: DEMO, query: "What limits sodium-ion density?" },
+        { idempotencyKey: "a" },
+      );
+      const settled = await queue.settled(id);
+      expect(settled.state).toEqual(await queue.status(id));
+      expect(settled.result).toEqual(await queue.result(id));
+      // An end written by an earlier worker (or a deferral) holds only the status.
+      const db = redis.client();
+      const other = await queue.enqueue(
+        { model: DEMO, query: "Why do heat pumps save energy?" },
+        { idempotencyKey: "b" },
+      );
+      await queue.settled(other.id);
+      await db.hset(`${prefix}job:{${other.id}}`, "status", "running");
+      const waiting = queue.settled(other.id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await db
+        .multi()
+        .hset(`${prefix}job:{${other.id}}`, "status", "completed")
+        .xadd(`${prefix}ended:{${other.id}}`, "MAXLEN", "1", "*", "status", "completed")
+        .exec();
+      const { state, result } = await waiting;
+      expect(state.status).toBe("completed");
+      expect(result).toEqual(await queue.result(other.id));
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+
+  it("the request is bound before BullMQ's add reaches Redis, even after Redis lost its scripts", async () => {
+    const prefix = "w8:";
+    const db = redis.client();
+    const queue = createResearchQueue({
+      redis: db,
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w8",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w8",
+    });
+    try {
+      await queue.settled(
+        (
+          await queue.enqueue(
+            { model: DEMO, query: "How are quotations checked?" },
+            { idempotencyKey: "warm" },
+          )
+        ).id,
+      );
+      // A restart or SCRIPT FLUSH: an EVALSHA bind would fail, be sent again after the add, and
+      // the worker could find a queued job without a request ("missing"), never to run it.
+      await db.script("FLUSH");
+      // BullMQ's add script is loaded again (its EVALSHA goes through), the bind's is not.
+      const scripts = (db as unknown as { scriptsSet: Record<string, { lua: string }> }).scriptsSet;
+      const add = Object.entries(scripts).find(([name]) => name.startsWith("addStandardJob"))![1];
+      await db.script("LOAD", add.lua);
+      const monitor = await redis.client().monitor();
+      const order: string[] = [];
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (source === "lua" && args[0]?.toLowerCase() === "hsetnx" && args[2] === "request")
+          order.push("bind");
+        else if (source === "lua" && args.some((arg) => /^bull:w8:rj_/.test(arg))) order.push("add");
+      });
+      const { id } = await queue.enqueue(
+        { model: DEMO, query: "What makes a report verifiable?" },
+        { idempotencyKey: "k" },
+      );
+      // A job left without its request would never settle (the test would time out).
+      expect((await queue.settled(id)).state.status).toBe("completed");
+      monitor.disconnect();
+      expect(order[0]).toBe("bind");
+      expect(order).toContain("add");
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+
+  it("a job of an engine with a fleet limit is marked as submitted only once it holds a slot", async () => {
+    const prefix = "w9:";
+    const api = await startLoopback((request, response) => {
+      if (request.method === "POST") return reply(response, 200, invoked("job_9"));
+      return reply(response, 200, {
+        job_id: "job_9",
+        status: "completed",
+        result: { content: "Nine.", citations: [], charge_usd: 1 },
+      });
+    });
+    const db = redis.client();
+    // Another job holds the fleet's one hosted slot.
+    await db.zadd(`${prefix}slots:hosted`, "+inf", "rj_other");
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w9",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w9",
+    });
+    try {
+      const { id } = await queue.enqueue(
+        { model: HOSTED, query: "Wait for a slot" },
+        { idempotencyKey: "s" },
+      );
+      await until(async () => (await queue.queue.getJobCounts()).delayed === 1);
+      // Marked now, a run after a restart would call it indeterminate although nothing was sent.
+      expect(await queue.status(id)).toMatchObject({ status: "queued" });
+      expect((await queue.status(id))?.submittingAt).toBeUndefined();
+      await db.zrem(`${prefix}slots:hosted`, "rj_other");
+      expect((await queue.settled(id)).state.status).toBe("completed");
+      expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(1);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+
+  it("a request that no longer validates when its run begins is not left marked as submitted", async () => {
+    const prefix = "w10:";
+    const api = await startLoopback((_request, response) => reply(response, 500, {}));
+    const openai = (clock?: () => Date) =>
+      new Sonde({
+        env: {},
+        openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` },
+        ...(clock && { clock }),
+      });
+    // Queued before OpenAI retired the model (2026-07-23); run by a worker that knows it is retired.
+    const queue = createResearchQueue({
+      redis: redis.client(),
+      client: openai(() => new Date("2026-06-01T00:00:00Z")),
+      prefix,
+      queueName: "w10",
+    });
+    const { id } = await queue.enqueue(
+      { model: "openai:o4-mini-deep-research", query: "Retired meanwhile" },
+      { idempotencyKey: "r" },
+    );
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: openai(),
+      prefix,
+      queueName: "w10",
+    });
+    try {
+      await until(async () => ((await queue.queue.getJob(id))?.attemptsMade ?? 0) > 0);
+      expect(await queue.status(id)).toMatchObject({ status: "queued" });
+      expect((await queue.status(id))?.submittingAt).toBeUndefined();
+      expect(api.requests).toEqual([]);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
+    }
+  });
+});
+
+describe("sonde/worker: cancellation seen by the job's writes", () => {
+  it("a job whose events flow learns of a stored cancellation from its next write, without polling", async () => {
+    const prefix = "w11:";
+    const chat = await portableChat();
+    const client = () =>
+      new Sonde({
+        env: {},
+        portable: {
+          chat: { slow: { baseURL: `${chat.loopback.url}/v1` } },
+          search: chat.search,
+          fetcher: chat.fetcher,
+          store: createRedisStore(redis.client(), { prefix }),
+        },
+      });
+    const queue = createResearchQueue({ redis: redis.client(), client: client(), prefix, queueName: "w11" });
+    // A poll a minute apart: only a write can tell this worker in time.
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: client(),
+      prefix,
+      queueName: "w11",
+      cancelPollMs: 60_000,
+    });
+    try {
+      const { id } = await queue.enqueue(
+        { model: "portable:slow/model", query: "How do heat pumps compare with gas boilers?" },
+        { idempotencyKey: "c" },
+      );
+      for await (const event of queue.events.tail(id)) if (event.type === "created") break;
+      await queue.cancel(id);
+      const { state } = await queue.settled(id);
+      expect(state.status).toBe("cancelled");
+      expect(state.cancelOutcome).toMatchObject({ outcome: "cancelled" });
+    } finally {
+      await worker.close();
+      await queue.close();
+      await chat.loopback.close();
     }
   });
 });
