@@ -67,6 +67,19 @@ const ofType = <T extends ResearchEvent["type"]>(events: ResearchEvent[], type: 
   events.filter((e): e is Extract<ResearchEvent, { type: T }> => e.type === type);
 
 describe("perplexity agent: the sample transcript (providers/perplexity/WIRE.md §4)", () => {
+  it("with reasoning.includeThinking false, no thought reaches an event, its rawEvent included", async () => {
+    replay(server, BASE, [post({ status: 200, sse: sample })]);
+    const job = client().research.start({ model, query, reasoning: { includeThinking: false } });
+    const events = await collect(job);
+    expect(ofType(events, "thinking")).toHaveLength(0);
+    const raw = JSON.stringify(events.map((e) => e.rawEvent));
+    expect(raw).not.toContain("Planning. ");
+    expect(raw).not.toContain("Searching. ");
+    // The rest of those payloads is still there (the search the thought came with).
+    expect(raw).toContain("Pinecone pricing official");
+    expect((await job.result()).report).toBe(REPORT);
+  });
+
   it("maps a background stream to thinking, searches, text, [web:N] citations in UTF-16 and Perplexity's charge", async () => {
     const seen = replay(server, BASE, [post({ status: 200, sse: sample })]);
     const job = client().research.start({ model, query });

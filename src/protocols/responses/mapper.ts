@@ -46,6 +46,18 @@ export interface LastBatch {
   trail: number;
 }
 
+/**
+ * With `includeThinking: false`, reasoning Sonde hides is not kept in the raw payloads either:
+ * Perplexity's `response.reasoning.*` events carry it as a top-level `thought`, so the events
+ * they map to get the payload without it.
+ */
+function hideThought(data: unknown, events: MappedEvent[]): void {
+  if (!data || typeof data !== "object" || typeof (data as { thought?: unknown }).thought !== "string")
+    return;
+  const { thought: _hidden, ...raw } = data as Record<string, unknown>;
+  for (const event of events) event.rawEvent = raw;
+}
+
 /** Events that carry nothing Sonde reports beyond what neighbouring events already give. */
 const quiet = new Set([
   "response.content_part.done",
@@ -140,6 +152,7 @@ export class ResponseMapper {
 
   map(wire: DecodedWireEvent): MappedEvent[] {
     const events = this.#map(wire);
+    if (!this.#options.includeThinking && events.length > 0) hideThought(wire.data, events);
     if (events.length === 1 && events[0]!.type === "text") {
       // The hot path (a text delta): the batch's figures are updated in place.
       this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
