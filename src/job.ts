@@ -252,6 +252,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (init.ref) {
       this.#id = init.ref.jobId;
       this.#createdAt = init.ref.createdAt;
+      // Until the job runs (and starts its own clock), its ref is the one it was attached from.
+      this.#deadlineAt = init.ref.deadlineAt;
       // Until the job runs and re-binds the ref to this client, toRef() keeps the ref's own binding.
       const { credential, owner } = init.ref;
       this.#binding = { ...(credential && { credential }), ...(owner !== undefined && { owner }) };
