@@ -153,26 +153,3 @@ describe("a job whose ref binding (the credential tag) is still being computed w
     expect(job.toRef()).toMatchObject({ jobId: "job_1", credential: "h1.tag-of-job_1" });
   });
 });
-
-describe("a job attached from a ref, before it runs", () => {
-  it("gives back the same ref, its deadline included", () => {
-    const ref = {
-      ...fakeJobRef(),
-      deadlineAt: "2026-06-01T01:00:00.000Z",
-    };
-    const job = fakeJob(fakeSession({ events: script(3) }), { ref, clock });
-    expect(job.toRef()).toEqual(ref);
-  });
-});
-
-function fakeJobRef(): JobRef {
-  return {
-    v: 1,
-    provider: "openai",
-    model: "openai:gpt-5.5-pro",
-    jobId: "job_1",
-    cursor: "4",
-    createdAt: "2026-06-01T00:00:00.000Z",
-    resume: { fake: true },
-  };
-}

@@ -324,3 +324,26 @@ describe("snapshot wire events on attach", () => {
     expect(events.map((e) => e.type)).toEqual(["citation", "status", "done"]);
   });
 });
+
+describe("a job attached from a ref, before it runs", () => {
+  it("gives back the same ref, its deadline included", () => {
+    const ref = {
+      ...fakeJobRef(),
+      deadlineAt: "2026-06-01T01:00:00.000Z",
+    };
+    const job = fakeJob(fakeSession({ events: script(3) }), { ref });
+    expect(job.toRef()).toEqual(ref);
+  });
+});
+
+function fakeJobRef(): JobRef {
+  return {
+    v: 1,
+    provider: "openai",
+    model: "openai:gpt-5.5-pro",
+    jobId: "job_1",
+    cursor: "4",
+    createdAt: "2026-06-01T00:00:00.000Z",
+    resume: { fake: true },
+  };
+}
