@@ -23,7 +23,7 @@ import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
 import finishRunSource from "./commands/finish-run.lua";
 import writeEventsSource from "./commands/write-events.lua";
-import { RERUNS, wakeJobId } from "./queue.js";
+import { keptFor, RERUNS, wakeJobId } from "./queue.js";
 import {
   ENDED_TTL_MS,
   markEnded,
@@ -335,7 +335,7 @@ export class JobRun {
       const wake = await wakes.add(
         "wake",
         { id: this.#id },
-        { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS },
+        { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS, ...keptFor(this.#ctx.resultTtlMs) },
       );
       // A webhook that came while this run was going found no wake to promote: promote it now.
       if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});

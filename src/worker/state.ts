@@ -50,6 +50,9 @@ export interface WorkerJobState {
 
 export const DAY_MS = 86_400_000;
 
+/** How long a queued job's state lives from its last write (and after its end, by default). */
+export const STATE_TTL_MS = 7 * DAY_MS;
+
 /** The statuses `queue.settled(id)` returns at: the final ones and `deferred`. */
 export const isSettled = (status: WorkerJobStatus) =>
   status === "deferred" || FINAL_STATUSES.includes(status);

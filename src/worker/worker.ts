@@ -16,7 +16,7 @@ import type { ResearchRequest } from "../request.js";
 import beginRunSource from "./commands/begin-run.lua";
 import { DEFAULT_QUEUE, researchJobId } from "./queue.js";
 import { JobRun, MAX_RETRYABLE_FAILURES, type RunContext } from "./run.js";
-import { DAY_MS, hashOf, isSettled, stateKeys, stateOf } from "./state.js";
+import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf } from "./state.js";
 
 const beginRun = luaScript(beginRunSource);
 
@@ -95,7 +95,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     wakes: new Queue(queueName, { connection }),
     limits: { hosted: 1, ...setup.engineLimits },
     backoff: setup.wakeBackoff ?? { minMs: 5_000, maxMs: 300_000 },
-    resultTtlMs: setup.resultTtlMs ?? 7 * DAY_MS,
+    resultTtlMs: setup.resultTtlMs ?? STATE_TTL_MS,
     holdMs: setup.holdMs ?? 60_000,
     cancelPollMs: setup.cancelPollMs ?? 500,
     eventBatchMs: setup.eventBatchMs ?? 20,
