@@ -165,3 +165,52 @@ it("what a worker's own setup lacks (a base URL) is no refusal: the job waits un
     await api.close();
   }
 });
+
+it("a stored ref that attach refuses ends the job failed once; its slot is kept while the job may still run", async () => {
+  const prefix = "rf3:";
+  const db = redis.client();
+  const api = await startLoopback((_request, response) => {
+    response.writeHead(500, { "content-type": "application/json" });
+    response.end("{}");
+  });
+  const openai = () =>
+    new Sonde({ env: {}, openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` } });
+  const queue = createResearchQueue({ redis: db, client: openai(), prefix, queueName: "rf3" });
+  const { id } = await queue.enqueue(
+    { model: "openai:gpt-5.5-pro", query: "A ref from elsewhere" },
+    { idempotencyKey: "ref" },
+  );
+  // A ref no Sonde release reads (version 9), stored while its job was running.
+  const createdAt = new Date().toISOString();
+  await db.hset(`${prefix}job:{${id}}`, {
+    status: "waiting",
+    ref: JSON.stringify({
+      v: 9,
+      provider: "openai",
+      model: "openai:gpt-5.5-pro",
+      jobId: "resp_1",
+      createdAt,
+      resume: {},
+    }),
+  });
+  const worker = createResearchWorker({
+    redis: redis.client(),
+    client: openai(),
+    prefix,
+    queueName: "rf3",
+    engineLimits: { openai: 1 },
+    indeterminateSlotMs: 60_000,
+  });
+  try {
+    const { state } = await queue.settled(id, { signal: AbortSignal.timeout(10_000) });
+    expect(state).toMatchObject({ status: "failed", error: { code: "invalid_ref" } });
+    expect((await queue.events.read(id)).map((e) => e.type)).toEqual(["error", "done"]);
+    // It may be running at OpenAI: its slot lapses when such a run would be over.
+    expect(Number(await db.zscore(`${prefix}slots:openai`, id))).toBe(Date.parse(createdAt) + 60_000);
+    expect(api.requests).toEqual([]);
+  } finally {
+    await worker.close();
+    await queue.close();
+    await api.close();
+  }
+});
