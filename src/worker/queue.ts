@@ -17,7 +17,7 @@ import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import bindRequestSource from "./commands/bind-request.lua";
 import { type SettledJob, type SettledOptions, settledJob } from "./settled.js";
-import { DAY_MS, readResult, readState, stateKeys, type WorkerJobState } from "./state.js";
+import { readResult, readState, STATE_TTL_MS, stateKeys, type WorkerJobState } from "./state.js";
 
 const bindRequest = luaScript(bindRequestSource);
 
@@ -25,6 +25,17 @@ export const DEFAULT_QUEUE = "sonde-research";
 
 /** Runs of one queue entry after an infrastructure failure (each attaches; none re-submits). */
 export const RERUNS = { attempts: 1_000, backoff: { type: "fixed" as const, delay: 500 } };
+
+/**
+ * How long BullMQ keeps a finished queue entry (a research job's first run, or a wake): as
+ * long as Sonde keeps the job's state, `ms`. BullMQ counts it from the entry's end and drops
+ * entries past it whenever a later one finishes in the queue; until then an add under the same
+ * id does nothing, which is what keeps a repeated `enqueue` from running the job again.
+ */
+export const keptFor = (ms: number) => {
+  const age = Math.ceil(ms / 1_000);
+  return { removeOnComplete: { age }, removeOnFail: { age } };
+};
 
 export interface QueueSetup {
   /** Holds the jobs' state, events and results. */
@@ -125,21 +136,36 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
         );
       const resolved = setup.client.research.validate(request as ResearchRequest);
       const id = researchJobId(idempotencyKey);
-      const key = stateKeys(prefix, id).state;
-      const args = [canonicalJson(request), resolved.modelInfo.id, new Date().toISOString(), 7 * DAY_MS];
-      // BullMQ keeps one job per id: a repeated add is a no-op.
-      const add = () => queue.add("research", { id }, { jobId: id, ...RERUNS });
+      const keys = [stateKeys(prefix, id).state, queue.toKey(id)];
+      const now = new Date();
+      const args = [
+        canonicalJson(request),
+        resolved.modelInfo.id,
+        now.toISOString(),
+        STATE_TTL_MS,
+        now.getTime(),
+      ];
+      // BullMQ keeps one job per id while it keeps its entry (as long as Sonde keeps the
+      // job's state, keptFor): a repeated add is a no-op.
+      const add = () => queue.add("research", { id }, { jobId: id, ...RERUNS, ...keptFor(STATE_TTL_MS) });
       let bound: number;
       if (shared) {
         // One round trip: the add goes out right behind the bind on the same connection, so
         // Redis runs the bind first and a worker never takes a job without its state. EVAL,
         // not EVALSHA: a NOSCRIPT reload would send the bind again after the add. A request
         // that conflicts with the key's finds its job queued already: the add does nothing.
-        const [answer] = await Promise.all([redis.eval(bindRequestSource, 1, key, ...args), add()]);
+        const [answer] = await Promise.all([redis.eval(bindRequestSource, 2, ...keys, ...args), add()]);
         bound = Number(answer);
       } else {
-        bound = Number(await bindRequest(redis, [key], args));
-        if (bound >= 0) await add();
+        bound = Number(await bindRequest(redis, keys, args));
+        if (bound >= 0 && bound !== 2) await add();
+      }
+      if (bound === 2) {
+        // The key's earlier job expired, but BullMQ had not dropped its finished entry yet,
+        // and an add under its id does nothing: drop it, then queue this job. (An entry is
+        // finished by then: a run keeps its job's state alive with every write.)
+        await queue.remove(id);
+        await add();
       }
       if (bound < 0) {
         throw new IdempotencyConflictError(
@@ -147,7 +173,7 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
             "Repeat that request exactly to get the same job back, or use a new key for a new job.",
         );
       }
-      return { id, created: bound === 1 };
+      return { id, created: bound >= 1 };
     },
     async cancel(id) {
       const key = stateKeys(prefix, id).state;

@@ -8,7 +8,15 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
-import { SondeError } from "../errors.js";
+import {
+  IndeterminateSubmissionError,
+  InvalidRefError,
+  JobAbortedError,
+  ModelRetiredError,
+  SondeError,
+  UnknownModelError,
+  UnsupportedOptionError,
+} from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import {
@@ -23,7 +31,7 @@ import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
 import finishRunSource from "./commands/finish-run.lua";
 import writeEventsSource from "./commands/write-events.lua";
-import { RERUNS, wakeJobId } from "./queue.js";
+import { keptFor, RERUNS, wakeJobId } from "./queue.js";
 import {
   ENDED_TTL_MS,
   markEnded,
@@ -81,6 +89,109 @@ interface FinalEvent {
   ref: unknown;
 }
 
+/**
+ * An error that proves the job can never run as queued, whichever worker takes it: the catalog
+ * refused its request (a model retired since it was queued, a model it no longer has, an
+ * option the model or engine does not take), or its stored ref is not one. Not what a worker's
+ * own setup lacks (an API key, a base URL, a portable chat endpoint: `authentication` or a
+ * plain `invalid_request`; an engine left out of its client): another worker, or this one once
+ * set up, can run the job, so BullMQ runs it again.
+ */
+export const refusal = (error: unknown): error is SondeError =>
+  ModelRetiredError.isInstance(error) ||
+  UnknownModelError.isInstance(error) ||
+  (UnsupportedOptionError.isInstance(error) && error.option !== "model") ||
+  InvalidRefError.isInstance(error);
+
+/** The `error` and `done` events of a job that failed with `error`, stored from seq `seq`. */
+function failureEvents(error: SondeError, seq: number): { rest: Batch; final: FinalEvent } {
+  const reported = {
+    type: "error",
+    seq,
+    error: {
+      code: error.code,
+      message: error.message,
+      retryable: false,
+      ...(error.status !== undefined && { status: error.status }),
+    },
+  };
+  return {
+    rest: { joined: JSON.stringify(reported), count: 1, first: seq, ref: undefined },
+    final: {
+      seq: seq + 1,
+      text: JSON.stringify({ type: "done", seq: seq + 1, status: "failed" }),
+      ref: undefined,
+    },
+  };
+}
+
+/** What the state keeps of an error. */
+const errorOf = (error: SondeError) => ({ code: error.code, message: error.message });
+
+/**
+ * The atomic end of a job (finish-run.lua): the events not written yet (`rest`, then `final`,
+ * its `done`), the result, the status and error, the `ended` entry that wakes waiters and,
+ * with `slots`, the job's place in its engine's fleet slots given back.
+ */
+async function storeEnd(
+  ctx: RunContext,
+  id: string,
+  slots: string | undefined,
+  status: WorkerJobStatus,
+  result?: unknown,
+  error?: { code: string; message: string },
+  final?: FinalEvent,
+  rest?: Batch,
+): Promise<WorkerJobStatus> {
+  const { redis, resultTtlMs, events } = ctx;
+  const keys = events.keys(id);
+  const own = stateKeys(ctx.prefix, id);
+  const joined = rest ? (final ? `${rest.joined},${final.text}` : rest.joined) : (final?.text ?? "");
+  const count = (rest?.count ?? 0) + (final ? 1 : 0);
+  const ref = final ? final.ref : rest?.ref;
+  const keyList = [keys.events, keys.state, own.result, own.ended];
+  if (slots !== undefined) keyList.push(slots);
+  const fixed = [
+    status,
+    error ? JSON.stringify(error) : "",
+    result === undefined ? "" : JSON.stringify(result),
+    resultTtlMs,
+    ENDED_TTL_MS,
+    id,
+    ...STATE_FIELDS,
+  ];
+  await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
+    finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),
+  );
+  return status;
+}
+
+/**
+ * Ends, once, a job whose request no longer validates when a run begins (e.g. its model was
+ * retired after it was queued): `failed` with the typed error, an `error` and a `done` event
+ * after whatever its stream holds (so tails end), and its engine's fleet slot given back.
+ * Nothing is sent. The run's mark of a submission (begin-run.lua), if any, is taken back first.
+ */
+export async function endRefused(
+  ctx: RunContext,
+  state: WorkerJobState,
+  stored: StoredSoFar,
+  error: SondeError,
+  marked: boolean,
+): Promise<WorkerJobStatus> {
+  const keys = stateKeys(ctx.prefix, state.id);
+  if (marked) await ctx.redis.hdel(keys.state, "submittingAt");
+  const engine = state.model.split(":")[0]!;
+  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
+  const { rest, final } = stored.done ? {} : failureEvents(error, stored.count);
+  return storeEnd(ctx, state.id, slots, "failed", undefined, errorOf(error), final, rest);
+}
+
+/** Takes back a mark of a submission that was not sent after all (the status it had before). */
+export function unmark(redis: Redis, key: string, status: string) {
+  return redis.multi().hdel(key, "submittingAt").hset(key, { status }).exec();
+}
+
 export class JobRun {
   readonly #ctx: RunContext;
   readonly #id: string;
@@ -89,8 +200,8 @@ export class JobRun {
   readonly #resolved: Resolved;
   readonly #keys: ReturnType<typeof stateKeys>;
   readonly #stored: StoredSoFar;
-  /** The run's first step marked the submission as about to be sent (begin-run.lua). */
-  readonly #marked: boolean;
+  /** When this run marked the submission as about to be sent (its first step, begin-run.lua, or open()). */
+  #markedAt: string | undefined;
   #keepSlot = false;
 
   constructor(
@@ -99,10 +210,10 @@ export class JobRun {
     stored: StoredSoFar,
     request: ResearchRequest,
     resolved: Resolved,
-    marked = false,
+    markedAt?: string,
   ) {
     this.#ctx = ctx;
-    this.#marked = marked;
+    this.#markedAt = markedAt;
     this.#stored = stored;
     this.#id = state.id;
     this.#state = state;
@@ -139,29 +250,30 @@ export class JobRun {
     final?: FinalEvent,
     rest?: Batch,
   ) {
-    const { redis, resultTtlMs, events } = this.#ctx;
-    const keys = events.keys(this.#id);
     // The rare `created` that no write took yet binds the provider's job id first.
     if (rest?.created !== undefined) await this.#bindProviderJob(rest.created);
-    const joined = rest ? (final ? `${rest.joined},${final.text}` : rest.joined) : (final?.text ?? "");
-    const count = (rest?.count ?? 0) + (final ? 1 : 0);
-    const ref = final ? final.ref : rest?.ref;
     const slot = this.#limit !== undefined && !this.#keepSlot;
-    const keyList = [keys.events, keys.state, this.#keys.result, this.#keys.ended];
-    if (slot) keyList.push(this.#keys.slots(this.#provider));
-    const fixed = [
-      status,
-      error ? JSON.stringify(error) : "",
-      result === undefined ? "" : JSON.stringify(result),
-      resultTtlMs,
-      ENDED_TTL_MS,
-      this.#id,
-      ...STATE_FIELDS,
-    ];
-    await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
-      finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),
-    );
-    return status;
+    const slots = slot ? this.#keys.slots(this.#provider) : undefined;
+    return storeEnd(this.#ctx, this.#id, slots, status, result, error, final, rest);
+  }
+
+  /**
+   * Ends the job `indeterminate`: its submission (sent at `sentAt`) may have reached the
+   * provider, and no ref came back. It is never sent again; with a fleet limit, it keeps its
+   * slot until such a run would be over, since it may be running at the provider.
+   */
+  async #indeterminate(sentAt: string, message: string) {
+    if (this.#limit !== undefined) {
+      const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
+      await this.#ctx.redis.zadd(
+        this.#keys.slots(this.#provider),
+        "XX",
+        Date.parse(sentAt) + holdMs,
+        this.#id,
+      );
+      this.#keepSlot = true;
+    }
+    return this.#finish("indeterminate", undefined, { code: "indeterminate_submission", message });
   }
 
   #bindProviderJob(jobId: string) {
@@ -174,32 +286,57 @@ export class JobRun {
   async open(): Promise<ResearchJob | WorkerJobStatus> {
     const { client, redis } = this.#ctx;
     const state = this.#state;
-    if (state.ref)
-      return client.research.attach(state.ref, { repeatInterruptedCalls: this.#ctx.repeatInterruptedCalls });
-    if (state.submittingAt && this.#provider !== "portable") {
-      if (this.#limit !== undefined) {
-        // It may be running at the provider: its slot lapses only when such a run would be over.
-        const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
-        const lapses = Date.parse(state.submittingAt) + holdMs;
-        await redis.zadd(this.#keys.slots(this.#provider), "XX", lapses, this.#id);
-        this.#keepSlot = true;
+    if (state.ref) {
+      try {
+        return client.research.attach(state.ref, {
+          repeatInterruptedCalls: this.#ctx.repeatInterruptedCalls,
+        });
+      } catch (error) {
+        // The ref is refused before any request (not a valid ref, a retired model): the job
+        // can no longer be followed. It may be running at the provider, so a fleet limit keeps
+        // counting it until such a run would be over.
+        if (!refusal(error)) throw error;
+        if (this.#limit !== undefined) {
+          const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
+          const lapses = Date.parse(state.ref.createdAt) + holdMs;
+          await redis.zadd(this.#keys.slots(this.#provider), "XX", lapses, this.#id);
+          this.#keepSlot = true;
+        }
+        return this.#failed(error);
       }
-      return this.#finish("indeterminate", undefined, {
-        code: "indeterminate_submission",
-        message: `The submission of job ${this.#id} may have reached ${this.#provider} (sent ${state.submittingAt}), but no ref was stored before its worker stopped. It is not sent again: look for it in the provider account.`,
-      });
     }
+    if (state.submittingAt && this.#provider !== "portable")
+      return this.#indeterminate(
+        state.submittingAt,
+        `The submission of job ${this.#id} may have reached ${this.#provider} (sent ${state.submittingAt}), but no ref was stored before its worker stopped. It is not sent again: look for it in the provider account.`,
+      );
     if (state.cancelRequestedAt) return this.#finish("cancelled");
     // Marked already when the run began, unless the engine has a fleet slot to take first.
-    if (!this.#marked)
-      await redis.hset(this.#keys.state, { submittingAt: new Date().toISOString(), status: "running" });
+    if (this.#markedAt === undefined) {
+      this.#markedAt = new Date().toISOString();
+      await redis.hset(this.#keys.state, { submittingAt: this.#markedAt, status: "running" });
+    }
     // Portable starts are idempotent by key: a restart before `created` finds the same job.
     const request = this.#request;
     const submitted =
       this.#provider === "portable" && !request.idempotencyKey
         ? { ...request, idempotencyKey: this.#id }
         : request;
-    return client.research.start(submitted);
+    try {
+      return client.research.start(submitted);
+    } catch (error) {
+      // start() refuses before it sends anything (the engine's own checks, a setting this
+      // worker lacks): the mark is taken back, so that no later run calls the job indeterminate.
+      await unmark(redis, this.#keys.state, state.status);
+      if (refusal(error)) return this.#failed(error);
+      throw error;
+    }
+  }
+
+  /** Ends the job `failed` with `error`, before anything of it ran: an `error` and a `done` event, once. */
+  #failed(error: SondeError) {
+    const { rest, final } = this.#stored.done ? {} : failureEvents(error, this.#stored.count);
+    return this.#finish("failed", undefined, errorOf(error), final, rest);
   }
 
   /** Drives `job` to its end or to a hold, writing its events as they come. */
@@ -251,7 +388,7 @@ export class JobRun {
     } catch (error) {
       // Whatever was read is stored before the run ends, so the next run resumes after it.
       await writer.flush();
-      return await this.#interrupted(error, progressed, unsettled, seq);
+      return await this.#interrupted(error, progressed, unsettled, seq, job.id === undefined);
     } finally {
       over = true;
       clearTimeout(holdTimer);
@@ -310,36 +447,42 @@ export class JobRun {
     };
   }
 
-  /** A run that threw: waiting for its next wake, deferred, or failed. */
-  async #interrupted(error: unknown, progressed: boolean, unsettled: ResearchEvent[], seq: number) {
+  /**
+   * A run that threw: waiting for its next wake, deferred, failed, or (a submission that may
+   * have been accepted, with no job id back) indeterminate. `unidentified`: the job got no id.
+   */
+  async #interrupted(
+    error: unknown,
+    progressed: boolean,
+    unsettled: ResearchEvent[],
+    seq: number,
+    unidentified: boolean,
+  ) {
     // Redis or the job store failing is not the job failing: BullMQ runs it again, and the
     // next run attaches from the stored ref.
     if (!SondeError.isInstance(error) || error.code === "store_error") throw error;
-    const { redis, backoff, wakes, events } = this.#ctx;
+    const { redis, events } = this.#ctx;
     const held = (error as { reason?: unknown }).reason instanceof Hold;
+    // This run sent the job's submission, and no job id came back.
+    if (this.#markedAt !== undefined && unidentified && this.#provider !== "portable") {
+      // The engine said the submission may have been accepted (or it was cut off mid-way): it
+      // may exist and bill. Look, never retry.
+      if (
+        IndeterminateSubmissionError.isInstance(error) ||
+        (JobAbortedError.isInstance(error) && error.jobState === "unconfirmed")
+      )
+        return this.#indeterminate(this.#markedAt, error.message);
+      // Any other failure proves the provider did not take it (a refused connection, a status
+      // line: the engine spec's rule, by which the job itself resends the retryable ones).
+      // A retryable one is tried again as a job never submitted, after a backoff.
+      if (error.retryable) return this.#retryUnsent();
+      await redis.hdel(this.#keys.state, "submittingAt");
+    }
     if (held || error.retryable) {
       // Progress clears the failure count; a retryable failure without it counts one more.
       const failures = held || progressed ? 0 : this.#state.failures + 1;
-      if (failures >= MAX_RETRYABLE_FAILURES) {
-        const multi = redis.multi().hset(this.#keys.state, { status: "deferred", failures });
-        markEnded(multi, this.#keys, "deferred");
-        if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
-        await multi.exec();
-        return "deferred";
-      }
-      const delay = progressed
-        ? backoff.minMs
-        : Math.min(backoff.maxMs, Math.max(backoff.minMs, (this.#state.backoffMs ?? backoff.minMs / 2) * 2));
-      const generation = await redis.hincrby(this.#keys.state, "wakes", 1);
-      await redis.hset(this.#keys.state, { status: "waiting", failures, backoffMs: delay });
-      const wake = await wakes.add(
-        "wake",
-        { id: this.#id },
-        { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS },
-      );
-      // A webhook that came while this run was going found no wake to promote: promote it now.
-      if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
-      return "waiting";
+      if (failures >= MAX_RETRYABLE_FAILURES) return this.#defer(failures);
+      return this.#wakeLater("waiting", failures, progressed);
     }
     if (unsettled.length > 0)
       await events.appendMany(
@@ -347,6 +490,48 @@ export class JobRun {
         unsettled.map((event, n) => ({ ...event, seq: seq + n })),
       );
     return this.#finish("failed", undefined, { code: error.code, message: error.message });
+  }
+
+  /**
+   * A submission the provider certainly did not take, with a retryable failure: the mark is
+   * taken back and the engine's slot given back (nothing runs at the provider), and the job
+   * waits `queued` for a wake that submits it again; after five such failures in a row it is
+   * deferred.
+   */
+  async #retryUnsent() {
+    const failures = this.#state.failures + 1;
+    const multi = this.#ctx.redis.multi().hdel(this.#keys.state, "submittingAt");
+    if (failures >= MAX_RETRYABLE_FAILURES) return this.#defer(failures, multi);
+    if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
+    await multi.exec();
+    return this.#wakeLater("queued", failures, false);
+  }
+
+  /** Defers the job (it waits for `resume`), giving its slot back; `multi` carries writes to make with it. */
+  async #defer(failures: number, multi = this.#ctx.redis.multi()) {
+    multi.hset(this.#keys.state, { status: "deferred", failures });
+    markEnded(multi, this.#keys, "deferred");
+    if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
+    await multi.exec();
+    return "deferred" as const;
+  }
+
+  /** Sets `status` and schedules the job's next wake, after the persisted backoff (the shortest after progress). */
+  async #wakeLater(status: WorkerJobStatus, failures: number, progressed: boolean) {
+    const { redis, backoff, wakes } = this.#ctx;
+    const delay = progressed
+      ? backoff.minMs
+      : Math.min(backoff.maxMs, Math.max(backoff.minMs, (this.#state.backoffMs ?? backoff.minMs / 2) * 2));
+    const generation = await redis.hincrby(this.#keys.state, "wakes", 1);
+    await redis.hset(this.#keys.state, { status, failures, backoffMs: delay });
+    const wake = await wakes.add(
+      "wake",
+      { id: this.#id },
+      { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS, ...keptFor(this.#ctx.resultTtlMs) },
+    );
+    // A webhook that came while this run was going found no wake to promote: promote it now.
+    if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
+    return status;
   }
 }
 

@@ -10,7 +10,9 @@ import type { JobRef } from "../ref.js";
  * `queued` → `running` (a worker drives it) ⇄ `waiting` (a poll-only or long job between
  * wakes) → `completed` | `incomplete` | `cancelled` | `failed`; or `indeterminate` (its
  * submission may have been sent but no ref was stored: inspect the provider account) or
- * `deferred` (five consecutive retryable failures: it waits for `resume`).
+ * `deferred` (five consecutive retryable failures: it waits for `resume`). A submission the
+ * provider certainly did not take goes back to `queued` until its next try; a request the
+ * catalog refuses when its run begins (a model retired meanwhile) is `failed` with that error.
  */
 export type WorkerJobStatus =
   | "queued"
@@ -45,10 +47,14 @@ export interface WorkerJobState {
   failures: number;
   /** The next wake's delay, persisted so the backoff survives worker restarts. */
   backoffMs?: number;
+  /** Why it failed or is indeterminate: the typed error's `code` (e.g. `model_retired`) and message. */
   error?: { code: string; message: string };
 }
 
 export const DAY_MS = 86_400_000;
+
+/** How long a queued job's state lives from its last write (and after its end, by default). */
+export const STATE_TTL_MS = 7 * DAY_MS;
 
 /** The statuses `queue.settled(id)` returns at: the final ones and `deferred`. */
 export const isSettled = (status: WorkerJobStatus) =>

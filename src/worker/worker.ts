@@ -15,8 +15,8 @@ import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import beginRunSource from "./commands/begin-run.lua";
 import { DEFAULT_QUEUE, researchJobId } from "./queue.js";
-import { JobRun, MAX_RETRYABLE_FAILURES, type RunContext } from "./run.js";
-import { DAY_MS, hashOf, isSettled, stateKeys, stateOf } from "./state.js";
+import { endRefused, JobRun, MAX_RETRYABLE_FAILURES, type RunContext, refusal, unmark } from "./run.js";
+import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf } from "./state.js";
 
 const beginRun = luaScript(beginRunSource);
 
@@ -95,7 +95,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     wakes: new Queue(queueName, { connection }),
     limits: { hosted: 1, ...setup.engineLimits },
     backoff: setup.wakeBackoff ?? { minMs: 5_000, maxMs: 300_000 },
-    resultTtlMs: setup.resultTtlMs ?? 7 * DAY_MS,
+    resultTtlMs: setup.resultTtlMs ?? STATE_TTL_MS,
     holdMs: setup.holdMs ?? 60_000,
     cancelPollMs: setup.cancelPollMs ?? 500,
     eventBatchMs: setup.eventBatchMs ?? 20,
@@ -115,10 +115,11 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     // The job's state and where its stream ends, in one round trip; the same step answers any
     // wake asked for so far and, for a job never submitted, marks its submission as about to
     // be sent (what open() would do next), so the run sends it without another round trip.
+    const now = new Date().toISOString();
     const [flat, tail, mark] = (await beginRun(
       redis,
       [keys.state, context.events.keys(id).events],
-      [new Date().toISOString(), "1", limited],
+      [now, "1", limited],
     )) as [string[], [string, string[]][], number];
     const hash = hashOf(flat);
     const state = stateOf(id, hash);
@@ -137,7 +138,10 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     try {
       resolved = client.research.validate(request);
     } catch (error) {
-      // Nothing was sent: take the mark back, so a later run does not call it indeterminate.
+      // A request that no longer validates (its model retired since it was queued, …) can
+      // never run: it ends failed, once, with the typed error. Nothing was sent, and the
+      // mark is taken back, so that no later run calls it indeterminate.
+      if (refusal(error)) return endRefused(context, state, stored, error, marked);
       if (marked) await unmark(redis, keys.state, state.status);
       throw error;
     }
@@ -146,7 +150,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       await unmark(redis, keys.state, state.status);
       marked = false;
     }
-    const run = new JobRun(context, state, stored, request, resolved, marked);
+    const run = new JobRun(context, state, stored, request, resolved, marked ? now : undefined);
     if (!(await run.takeSlot())) {
       // Every slot is taken by jobs still in flight: look again shortly.
       await bull.moveToDelayed(Date.now() + 1_000, token);
@@ -174,11 +178,6 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       await context.wakes.close();
     },
   };
-}
-
-/** Takes back begin-run.lua's mark of a submission that was not sent after all. */
-function unmark(redis: Redis, key: string, status: string) {
-  return redis.multi().hdel(key, "submittingAt").hset(key, { status }).exec();
 }
 
 export { researchJobId };

@@ -534,26 +534,22 @@ describe("sonde/worker: the orderings that save round trips", () => {
     }
   });
 
-  it("a request that no longer validates when its run begins is not left marked as submitted", async () => {
+  it("a run whose worker lacks a setting the request needs is not left marked as submitted, and is run again", async () => {
     const prefix = "w10:";
     const api = await startLoopback((_request, response) => reply(response, 500, {}));
-    const openai = (clock?: () => Date) =>
-      new Sonde({
-        env: {},
-        openai: { apiKey: "sk-test-openai-0123456789abcdef", baseURL: `${api.url}/v1` },
-        ...(clock && { clock }),
-      });
-    // Queued before OpenAI retired the model (2026-07-23); run by a worker that knows it is retired.
+    const openai = (apiKey?: string) =>
+      new Sonde({ env: {}, openai: { ...(apiKey && { apiKey }), baseURL: `${api.url}/v1` } });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: openai(() => new Date("2026-06-01T00:00:00Z")),
+      client: openai("sk-test-openai-0123456789abcdef"),
       prefix,
       queueName: "w10",
     });
     const { id } = await queue.enqueue(
-      { model: "openai:o4-mini-deep-research", query: "Retired meanwhile" },
+      { model: "openai:gpt-5.5-pro", query: "Run by a worker without a key" },
       { idempotencyKey: "r" },
     );
+    // No OpenAI key in this worker: another worker (or this one, once set up) can run the job.
     const worker = createResearchWorker({
       redis: redis.client(),
       client: openai(),
@@ -610,6 +606,129 @@ describe("sonde/worker: cancellation seen by the job's writes", () => {
       await worker.close();
       await queue.close();
       await chat.loopback.close();
+    }
+  });
+});
+
+describe("sonde/worker: BullMQ's entries expire with the job's state", () => {
+  const DAY_S = 86_400;
+
+  it("a finished entry is kept as long as the job's state, then dropped; a repeated enqueue meanwhile runs nothing again", async () => {
+    const prefix = "w12:";
+    const db = redis.client();
+    const queue = createResearchQueue({ redis: db, client: clientOn(prefix), prefix, queueName: "w12" });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: clientOn(prefix),
+      prefix,
+      queueName: "w12",
+    });
+    const finished = (id: string) =>
+      until(async () => (await queue.queue.getJob(id))?.finishedOn !== undefined);
+    try {
+      const request = { model: DEMO, query: "Why do heat pumps save energy?" };
+      const { id } = await queue.enqueue(request, { idempotencyKey: "kept" });
+      const { status } = (await queue.settled(id)).state;
+      await finished(id);
+      // Kept seven days from its end, as Sonde keeps the job's state: not forever.
+      const entry = (await queue.queue.getJob(id))!;
+      expect(entry.opts.removeOnComplete).toEqual({ age: 7 * DAY_S });
+      expect(entry.opts.removeOnFail).toEqual({ age: 7 * DAY_S });
+      const events = (await queue.events.read(id)).length;
+      const result = await queue.result(id);
+
+      // The same key and request: the same job, and nothing queued or run again.
+      expect(await queue.enqueue(request, { idempotencyKey: "kept" })).toEqual({ id, created: false });
+      expect(await queue.queue.getJobCounts()).toMatchObject({
+        waiting: 0,
+        active: 0,
+        delayed: 0,
+        completed: 1,
+      });
+
+      // Eight days on (its end moved back), the next entry to finish drops it.
+      await db.zadd("bull:w12:completed", Date.now() - 8 * DAY_S * 1_000, id);
+      const other = await queue.enqueue(
+        { model: DEMO, query: "What limits sodium-ion density?" },
+        { idempotencyKey: "next" },
+      );
+      await queue.settled(other.id);
+      await finished(other.id);
+      expect(await queue.queue.getJob(id)).toBeUndefined();
+      expect(await db.exists(`bull:w12:${id}`)).toBe(0);
+
+      // The job's state outlives the entry (it lives seven days from the job's end): the key
+      // still names the same ended job, whose run is not repeated.
+      expect(await queue.enqueue(request, { idempotencyKey: "kept" })).toEqual({ id, created: false });
+      await finished(id);
+      expect((await queue.status(id))?.status).toBe(status);
+      expect(await queue.events.read(id)).toHaveLength(events);
+      expect(await queue.result(id)).toEqual(result);
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+
+  it("a key whose job expired queues a new job, even while BullMQ still keeps the earlier job's entry and wakes", async () => {
+    const prefix = "w13:";
+    const db = redis.client();
+    const answered = new Map<string, number>();
+    const api = await startLoopback(async (request, response) => {
+      if (request.method === "POST") {
+        const jobId = `job_${answered.size + 1}`;
+        answered.set(jobId, Date.now());
+        return reply(response, 200, invoked(jobId));
+      }
+      const jobId = request.url.split("/").at(-1)!;
+      if (Date.now() < answered.get(jobId)! + 400)
+        return reply(response, 200, { job_id: jobId, status: "running" });
+      return reply(response, 200, {
+        job_id: jobId,
+        status: "completed",
+        result: { content: `Done by ${jobId}.`, citations: [], charge_usd: 1 },
+      });
+    });
+    const queue = createResearchQueue({
+      redis: db,
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w13",
+    });
+    const worker = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(api.url, prefix),
+      prefix,
+      queueName: "w13",
+      holdMs: 100,
+      wakeBackoff: { minMs: 30, maxMs: 60 },
+    });
+    const settled = (id: string) => queue.settled(id, { signal: AbortSignal.timeout(10_000) });
+    try {
+      const request = { model: HOSTED, query: "Reused key" };
+      const first = await queue.enqueue(request, { idempotencyKey: "reused" });
+      expect((await settled(first.id)).state.status).toBe("completed");
+      expect(await queue.queue.getJob(`${first.id}-wake-1`)).toBeDefined();
+      // Sonde's state of the job expires (a worker's resultTtlMs shorter than BullMQ's
+      // seven days, or BullMQ dropping nothing while the queue is idle)…
+      await db.del(
+        `${prefix}job:{${first.id}}`,
+        `${prefix}events:{${first.id}}`,
+        `${prefix}result:{${first.id}}`,
+        `${prefix}ended:{${first.id}}`,
+      );
+      expect(await queue.queue.getJob(first.id)).toBeDefined();
+      // …and the key is used again: a new job, which runs (its entry and its wakes are its own).
+      const again = await queue.enqueue(request, { idempotencyKey: "reused" });
+      expect(again).toEqual({ id: first.id, created: true });
+      const { state, result } = await settled(again.id);
+      expect(state.status).toBe("completed");
+      expect(result?.report).toBe("Done by job_2.");
+      expect(api.requests.filter((r) => r.method === "POST")).toHaveLength(2);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await api.close();
     }
   });
 });
