@@ -15,6 +15,8 @@ export interface JobEventsSource {
   unpark(): void;
   /** A throw out of the drive: the job's result must not stay pending. */
   failed(error: unknown): void;
+  /** The consumer closed the iteration (the drive is returned): a drive that never ran must still end the job. */
+  closed(): Promise<void>;
 }
 
 const finished: IteratorResult<ResearchEvent> = { done: true, value: undefined };
@@ -78,6 +80,7 @@ export class JobEvents implements AsyncIterableIterator<ResearchEvent> {
     await early?.pulled;
     this.#source.unpark();
     await this.#source.drive.return(undefined);
+    await this.#source.closed();
     return finished;
   }
 

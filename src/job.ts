@@ -41,6 +41,9 @@ import { withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
 
+/** The abort reason of a job whose consumer stopped iterating before it ended. */
+const CLOSED_BY_CONSUMER = "the event stream was closed by its consumer";
+
 /** How many opaque cursors are remembered for dedup (overlap on resume is short). */
 const RECENT_CURSORS = 512;
 
@@ -389,7 +392,24 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       },
       // #drive settles the result itself; a throw it did not expect must not leave it pending.
       failed: (error) => this.#settle.reject(error),
+      closed: () => this.#closedUnstarted(),
     });
+  }
+
+  /**
+   * The consumer closed the iteration before its first pull: the drive never ran, so its
+   * `finally` did not end the job. Run it on an aborted signal, which ends it before any
+   * request (as a stop mid-stream does, or as the abort or cancel already made says).
+   */
+  async #closedUnstarted(): Promise<void> {
+    if (this.#started) return;
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(this.#aborted("aborted", CLOSED_BY_CONSUMER));
+    try {
+      for await (const _ of this.#drive(true));
+    } catch (error) {
+      this.#settle.reject(error);
+    }
   }
 
   /**
@@ -950,7 +970,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           this.#settleResult(this.#status);
         } else {
           // The consumer stopped iterating: tear down the transport, leave the job attachable.
-          this.#controller.abort(this.#aborted("aborted", "the event stream was closed by its consumer"));
+          this.#controller.abort(this.#aborted("aborted", CLOSED_BY_CONSUMER));
           this.#settle.reject(this.#controller.signal.reason);
           this.#ended("aborted", this.#controller.signal.reason as Error);
         }

@@ -4,6 +4,7 @@
  * that stops, aborts or overlaps its pulls gets, are exactly those of a job that reads one
  * wire event at a time.
  */
+import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { JobAbortedError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
@@ -83,6 +84,35 @@ describe("a job iterated over batched reads", () => {
     expect(job.toRef().cursor).toBeDefined();
     expect(seen).toBeGreaterThan(5);
   });
+
+  it.each([
+    ["its iterator's return()", (job: ResearchJob) => job[Symbol.asyncIterator]().return?.()],
+    [
+      "a Readable.from(job) destroyed before it was read",
+      (job: ResearchJob) => void Readable.from(job).destroy(),
+    ],
+  ])(
+    "a consumer that closes before its first pull (%s): nothing is sent, result() rejects",
+    async (_, close) => {
+      const session = fakeSession({ events: script(5) });
+      const job = fakeJob(session);
+      await close(job);
+      // Before, result() never settled: the drive never ran, so nothing ended the job.
+      const outcome = await Promise.race([
+        job.result().then(
+          () => "resolved",
+          (error: unknown) => error,
+        ),
+        new Promise((resolve) => setTimeout(() => resolve("pending"), 500)),
+      ]);
+      expect(JobAbortedError.isInstance(outcome)).toBe(true);
+      expect(outcome).toMatchObject({
+        reason: "the event stream was closed by its consumer",
+        jobState: "never-sent",
+      });
+      expect(session.connects).toEqual([]);
+    },
+  );
 
   it("abort() between two events of one read: the next pull throws the abort, no later event", async () => {
     const job = fakeJob(batchedSession({ events: script(30) }, 50));
