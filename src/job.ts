@@ -7,6 +7,7 @@ import {
   errorFromReport,
   JobAbortedError,
   JobNotCreatedError,
+  MissingDependencyError,
   ProviderJobError,
   RateLimitError,
   SondeError,
@@ -1029,10 +1030,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     const error = toTransportError(thrown, this.#init.provider, signal);
     this.#failure = error;
-    // A refused reconnect to a job that exists leaves it running, as a lost stream does.
+    // A refused reconnect to a job that exists, or its engine's code failing to load (an
+    // attached job), leaves it running, as a lost stream does.
     const interrupted =
       StreamInterruptedError.isInstance(error) ||
-      (ConnectionError.isInstance(error) && this.#id !== undefined);
+      ((ConnectionError.isInstance(error) || MissingDependencyError.isInstance(error)) &&
+        this.#id !== undefined);
     const finalStatus: JobStatus = interrupted ? "incomplete" : "failed";
     tail.push(
       this.#number({

@@ -162,6 +162,33 @@ describe("an engine that fails to load", () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it("an attached job whose engine fails to load ends incomplete, not failed: the remote job still runs", async () => {
+    const fetch = vi.fn(globalThis.fetch);
+    const client = new Sonde({ ...keys, fetch });
+    const job = client.research.attach(
+      ref({
+        provider: "gemini",
+        model: "gemini:deep-research-preview-04-2026",
+        jobId: "v1_running",
+        cursor: "ev_7",
+      }),
+    );
+    const events = [];
+    for await (const event of job) events.push(event);
+    const error = await job.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MissingDependencyError);
+    // Before, `failed`: an app would give up on (or submit again) a job that runs and bills on.
+    expect(events.map((event) => event.type)).toEqual(["error", "done"]);
+    expect(events[0]).toMatchObject({
+      type: "error",
+      error: { code: "missing_dependency", retryable: true },
+    });
+    expect(events[1]).toMatchObject({ type: "done", status: "incomplete" });
+    expect(job.status).toBe("incomplete");
+    expect(job.toRef()).toMatchObject({ jobId: "v1_running", cursor: "ev_7" });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+
   it("is tried again on the next use", async () => {
     const client = new Sonde(keys);
     const gemini = ref({ provider: "gemini", model: "gemini:deep-research-preview-04-2026" });
