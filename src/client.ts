@@ -151,7 +151,13 @@ export class SondeClient {
     const env = options.env ?? (typeof process !== "undefined" ? process.env : {});
     const fetchImpl = options.fetch ?? ((...args: Parameters<typeof fetch>) => globalThis.fetch(...args));
     const clock = options.clock ?? (() => new Date());
-    const retry: RetryPolicy = { ...defaultRetryPolicy, ...options.retry };
+    // A field left undefined takes its default, as a missing one does (and as other options do).
+    const given = options.retry ?? {};
+    const retry: RetryPolicy = {
+      attempts: given.attempts ?? defaultRetryPolicy.attempts,
+      minDelayMs: given.minDelayMs ?? defaultRetryPolicy.minDelayMs,
+      maxDelayMs: given.maxDelayMs ?? defaultRetryPolicy.maxDelayMs,
+    };
     const logger = makeLogger(options.logger);
     const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
     checkOptionValues(idleTimeoutMs, retry);

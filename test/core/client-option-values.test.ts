@@ -63,6 +63,18 @@ describe("number options out of range", () => {
       expect(() => new Sonde({ env: {}, ...options })).not.toThrow();
   });
 
+  it("a value left undefined takes its default, as a missing one does", () => {
+    // `Partial<RetryPolicy>` allows it, and every other option reads undefined as not given:
+    // before, `retry: { attempts: undefined }` replaced the default and was refused.
+    for (const options of [
+      { idleTimeoutMs: undefined },
+      { retry: { attempts: undefined } },
+      { retry: { minDelayMs: undefined, maxDelayMs: undefined } },
+      { retry: { attempts: 2, maxDelayMs: undefined } },
+    ])
+      expect(() => new Sonde({ env: {}, ...options })).not.toThrow();
+  });
+
   it("createSonde checks them the same way", () => {
     expect(() => createSonde({ adapters: [], env: {}, retry: { attempts: -2 } })).toThrow(
       /Client option "retry\.attempts" takes a whole number/,
