@@ -69,6 +69,10 @@ export function checkOptionKeys(options: object): void {
   }
 }
 
+/** The longest wait a timer holds: setTimeout fires a longer one after 1 ms. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+const longestTimer = `at most ${LONGEST_TIMER_MS} ms (about 24.8 days: a timer set longer fires at once)`;
+
 /**
  * The number options, as the client will use them (`retry` merged with its defaults): an
  * `InvalidRequestError` naming the first one out of range and what it takes.
@@ -86,6 +90,7 @@ export function checkOptionValues(idleTimeoutMs: number, retry: RetryPolicy): vo
     idleTimeoutMs > 0 && Number.isFinite(idleTimeoutMs),
     "a finite number of milliseconds above 0",
   );
+  check("idleTimeoutMs", idleTimeoutMs, idleTimeoutMs <= LONGEST_TIMER_MS, longestTimer);
   const { attempts, minDelayMs, maxDelayMs } = retry;
   check(
     "retry.attempts",
@@ -103,5 +108,6 @@ export function checkOptionValues(idleTimeoutMs: number, retry: RetryPolicy): vo
       value >= 0 && Number.isFinite(value),
       "a finite number of milliseconds from 0",
     );
+  check("retry.maxDelayMs", maxDelayMs, maxDelayMs <= LONGEST_TIMER_MS, longestTimer);
   check("retry.minDelayMs", minDelayMs, minDelayMs <= maxDelayMs, `at most retry.maxDelayMs (${maxDelayMs})`);
 }

@@ -53,6 +53,26 @@ describe("number options out of range", () => {
     expect(make).toThrow(detail);
   });
 
+  it("a wait longer than a timer can hold is refused: it would fire at once", () => {
+    // Above 2^31 - 1 ms, setTimeout waits 1 ms: with such an idleTimeoutMs, a Perplexity (or
+    // hosted, or OpenRouter) submission was cut 1 ms after it was sent and reported as
+    // indeterminate ("may have started and billed"), and every stream's watchdog spun.
+    const longest = 2 ** 31 - 1;
+    for (const [options, field] of [
+      [{ idleTimeoutMs: 2 ** 31 }, "idleTimeoutMs"],
+      [{ idleTimeoutMs: Number.MAX_SAFE_INTEGER }, "idleTimeoutMs"],
+      [{ retry: { maxDelayMs: 2 ** 31 } }, "retry.maxDelayMs"],
+    ] as const) {
+      const make = () => new Sonde({ env: {}, ...options });
+      expect(make).toThrow(InvalidRequestError);
+      expect(make).toThrow(`Client option "${field}" takes `);
+      expect(make).toThrow(/at most 2147483647/);
+    }
+    expect(
+      () => new Sonde({ env: {}, idleTimeoutMs: longest, retry: { maxDelayMs: longest } }),
+    ).not.toThrow();
+  });
+
   it("values in range are accepted, retries off and equal delays included", () => {
     for (const options of [
       { idleTimeoutMs: 1 },
