@@ -667,7 +667,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     const text = mapped[i]!;
     if (bare && (text.type === "text" || text.type === "citation" || text.type === "thinking")) {
       // Events #complete only copies: just what delivering one changes (seq, the ref's
-      // position, the result), no event object, and a fast-read delta's payload stays unparsed.
+      // position, the result), no event object, and a lazily built payload stays unbuilt.
       if (text.type === "text") this.#aggregator.addText(text.delta);
       else if (text.type === "citation") this.#aggregator.addCitation(text.citation);
       if (i < skip) return undefined;

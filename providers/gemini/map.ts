@@ -41,7 +41,6 @@ export type LocalEvent =
   /** The final Interaction (`data`), after a drop or in place of a refused stream. */
   | { kind: "snapshot"; error?: WireError | undefined };
 
-/** `standIn`: the cursor is Sonde's stand-in for a missing `event_id` (see session.ts). */
 /** A plain text delta read from its `data:` text by `matchStepText`, not JSON.parse. */
 export interface StepText {
   index: number;
@@ -52,7 +51,9 @@ export interface StepText {
 export type GeminiWire = WireEvent & {
   snapshot?: boolean;
   local?: LocalEvent;
+  /** The cursor is Sonde's stand-in for a missing `event_id` (see session.ts). */
   standIn?: boolean;
+  /** A text delta's fields, read by `matchStepText` (its `data` is built only if read). */
   event?: StepText;
 };
 

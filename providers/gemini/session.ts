@@ -211,7 +211,6 @@ export class GeminiSession implements EngineSession {
     );
   }
 
-  /** SSE events of one connection; ends at `interaction.completed`, `[DONE]` or the end of the body. */
   /**
    * SSE events of one connection, one array per network read; ends at `interaction.completed`,
    * `[DONE]` or the end of the body.

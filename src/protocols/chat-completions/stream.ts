@@ -8,7 +8,7 @@ import type { WireEvent } from "../../provider.js";
 import { parseData, readSseBatches } from "../../transport/sse.js";
 import { matchContent } from "./chunks.js";
 
-/** A chunk whose content a fast path read (`event`, see `matchContent`); its `data` is parsed only if read. */
+/** A chunk whose content a fast path read (`event`, see `matchContent`); its `data` is built only if read. */
 export type ChunkWire = WireEvent & { event?: string };
 
 /** What the stream yields for the `data: [DONE]` line: the end of a complete stream. */
@@ -21,9 +21,9 @@ export interface ChunkStreamOptions {
 }
 
 /**
- * The chunks of a stream, parsed JSON as `data`, in batches; the batch with `[DONE]`
- * ends with `{ data: DONE }` and the stream stops there. A malformed event throws after
- * what arrived before it was yielded.
+ * The chunks of a stream in batches, each payload as `data` (parsed, or built from a fast
+ * match when read); the batch with `[DONE]` ends with `{ data: DONE }` and the stream stops
+ * there. A malformed event throws after what arrived before it was yielded.
  */
 export async function* chunkBatches(
   response: Response,

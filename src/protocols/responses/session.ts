@@ -310,8 +310,8 @@ export class ResponsesSession implements EngineSession {
   #decode(messages: readonly EventSourceMessage[]): { batch: WireEvent[]; ended: boolean; error?: unknown } {
     const batch: WireEvent[] = [];
     for (const message of messages) {
-      // Nearly every event: a text delta, read without building its payload (fast-json.ts;
-      // built if read); else JSON.parse builds it once, here.
+      // Nearly every event: a text delta, read without JSON.parse (fast-json.ts: its payload,
+      // the decoded event too, is built from the match); else JSON.parse builds it once, here.
       const delta = matchTextDelta(message.data);
       if (delta) {
         batch.push(delta);
