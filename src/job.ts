@@ -359,7 +359,13 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           events.push(...step.value);
         }
       };
-      this.#early = { events, source, pulled: pull().catch((error: unknown) => error) };
+      // The drive settles the result itself; a throw it did not expect must not leave it (and
+      // created()) pending until something iterates.
+      const pulled = pull().catch((error: unknown) => {
+        this.#settle.reject(error);
+        return error;
+      });
+      this.#early = { events, source, pulled };
       this.#controller.signal.addEventListener("abort", () => this.#unreadAbort(), { once: true });
     }
     const ended = this.#result.then(
