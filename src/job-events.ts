@@ -4,8 +4,11 @@ import type { ResearchEvent } from "./events.js";
 export interface JobEventsSource {
   /** The job's drive: the delivered events, in arrays. */
   drive: AsyncGenerator<ResearchEvent[]>;
-  /** What `created()` pulled from the same drive before the iteration began, and that pull's failure. */
-  early?: { events: ResearchEvent[]; pulled: Promise<unknown> } | undefined;
+  /**
+   * What `created()` pulled from the same drive before the iteration began, that pull's
+   * failure, and what delivering its event `index` does (the job's ref moves back to it).
+   */
+  early?: { events: ResearchEvent[]; pulled: Promise<unknown>; delivered(index: number): void } | undefined;
   /**
    * The next event without an async step, while the drive is parked in the middle of a
    * network read; undefined when only the drive can go on. Throws what the drive would.
@@ -34,6 +37,8 @@ export class JobEvents implements AsyncIterableIterator<ResearchEvent> {
   /** Events the drive handed over together, delivered one per `next()`. */
   #buffer: readonly ResearchEvent[] = [];
   #at = 0;
+  /** The buffer holds the early pull's events: each is marked delivered as it goes out. */
+  #delivered: ((index: number) => void) | undefined;
   /** The early pull's failure, thrown once its events are delivered. */
   #failure: unknown;
   /** A drive step in flight: later calls wait for it, as an async generator queues them. */
@@ -55,8 +60,10 @@ export class JobEvents implements AsyncIterableIterator<ResearchEvent> {
         () => this.next(),
         () => this.next(),
       );
-    if (this.#at < this.#buffer.length)
+    if (this.#at < this.#buffer.length) {
+      this.#delivered?.(this.#at);
       return Promise.resolve({ done: false, value: this.#buffer[this.#at++]! });
+    }
     if (this.#done) return Promise.resolve(finished);
     if (!this.#early && this.#failure === undefined) {
       let event: ResearchEvent | undefined;
@@ -108,7 +115,11 @@ export class JobEvents implements AsyncIterableIterator<ResearchEvent> {
       this.#failure = await early.pulled;
       this.#buffer = early.events.splice(0);
       this.#at = 0;
-      if (this.#buffer.length > 0) return { done: false, value: this.#buffer[this.#at++]! };
+      this.#delivered = early.delivered;
+      if (this.#buffer.length > 0) {
+        early.delivered(0);
+        return { done: false, value: this.#buffer[this.#at++]! };
+      }
     }
     if (this.#failure !== undefined) {
       const failure = this.#failure;
@@ -124,6 +135,7 @@ export class JobEvents implements AsyncIterableIterator<ResearchEvent> {
     }
     this.#buffer = result.value;
     this.#at = 1;
+    this.#delivered = undefined;
     return { done: false, value: result.value[0]! };
   }
 }

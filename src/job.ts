@@ -234,7 +234,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #whenCreated: Promise<string> | undefined;
   #onId: ((id: string) => void) | undefined;
   #early:
-    | { events: ResearchEvent[]; source: AsyncGenerator<ResearchEvent[]>; pulled: Promise<unknown> }
+    | {
+        events: ResearchEvent[];
+        source: AsyncGenerator<ResearchEvent[]>;
+        pulled: Promise<unknown>;
+        delivered: (index: number) => void;
+      }
     | undefined;
   #settle!: { resolve: (r: ResearchResult) => void; reject: (e: unknown) => void };
   /** An iterated connection whose drive is parked at a delivered event: the next ones can be mapped at once. */
@@ -352,11 +357,17 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (!this.#consumed) {
       const source = this.#drive();
       const events: ResearchEvent[] = [];
+      // The ref's position after each event pulled: the ref moves back to it as the event is
+      // delivered (an engine may send events before `created`, which the pull runs past).
+      const positions: [string | undefined, number | undefined][] = [];
       const pull = async () => {
         while (!this.#id) {
           const step = await source.next();
           if (step.done) return;
-          events.push(...step.value);
+          for (const event of step.value) {
+            events.push(event);
+            positions.push([this.#refCursor, this.#refOffset]);
+          }
         }
       };
       // The drive settles the result itself; a throw it did not expect must not leave it (and
@@ -365,7 +376,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         this.#settle.reject(error);
         return error;
       });
-      this.#early = { events, source, pulled };
+      const delivered = (index: number) => {
+        [this.#refCursor, this.#refOffset] = positions[index]!;
+      };
+      this.#early = { events, source, pulled, delivered };
       this.#controller.signal.addEventListener("abort", () => this.#unreadAbort(), { once: true });
     }
     const ended = this.#result.then(

@@ -146,6 +146,31 @@ describe("a job iterated over batched reads", () => {
   });
 });
 
+describe("created() before iterating, on an engine that sends events before `created`", () => {
+  it("the ref taken at each of those events, attached, delivers exactly the events after it", async () => {
+    // Allowed by the adapter spec (no order is asked of `created`): created() pulls them first.
+    const fake: FakeScript = {
+      events: [
+        { kind: "text", value: "a " },
+        { kind: "text", value: "b " },
+        { kind: "text", value: "c " },
+        ...script(6),
+      ],
+    };
+    const job = fakeJob(batchedSession(fake, 4), { clock });
+    await job.created();
+    const seen = await eventsAndRefs(job);
+    const texts = (events: ResearchEvent[]) => events.filter((e) => e.type === "text").map((e) => e.delta);
+    expect(texts(seen.map(({ event }) => event)).slice(0, 3)).toEqual(["a ", "b ", "c "]);
+    for (const [i, { event, ref }] of seen.entries()) {
+      if (!ref || event.type === "done") continue;
+      const rest = await collectEvents(fakeJob(batchedSession(fake, 4), { clock, ref }));
+      // Before, a ref taken at "a " pointed past `created`: attached, it lost "b " and "c ".
+      expect(texts(rest), `ref after event ${i}`).toEqual(texts(seen.slice(i + 1).map(({ event }) => event)));
+    }
+  });
+});
+
 describe("a job whose ref binding (the credential tag) is still being computed when its id arrives", () => {
   const slowBind = (log: string[]) => (jobId: string) =>
     new Promise<{ credential: string }>((resolve) =>
