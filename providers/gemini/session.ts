@@ -14,7 +14,7 @@ import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../src/transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
-import { parseData, readSseBatches } from "../../src/transport/sse.js";
+import { parseData, readSseBatches, sseParser } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
 import { GeminiMapper, type GeminiWire, matchStepText } from "./map.js";
 import type { CreateInteractionBody } from "./request.js";
@@ -180,6 +180,7 @@ export class GeminiSession implements EngineSession {
   async *#submit(signal: AbortSignal): AsyncGenerator<GeminiWire | GeminiWire[]> {
     if (this.#submitted) throw this.#indeterminate("the submission was already sent once");
     const { http, body } = this.#init;
+    await sseParser("gemini");
     const response = await submitOnce("gemini", signal, () =>
       http.post("interactions", { json: body, headers: { accept: "text/event-stream" }, signal }),
     );

@@ -31,6 +31,7 @@ import {
   submitOnce,
   toTransportError,
 } from "../../src/transport/http.js";
+import { sseParser } from "../../src/transport/sse.js";
 import { ChunkMapper, INTERRUPTED } from "./map.js";
 import { requestBody } from "./request.js";
 import { openrouterSpec, refuseAttach } from "./spec.js";
@@ -135,6 +136,7 @@ class OpenRouterSession implements EngineSession {
     // The core reconnects only resumable sessions; refuse anyway, as a second POST would be a second bill.
     if (this.#submitted) throw notResumable(new Error("the connection closed"));
     const http = client(this.#context);
+    await sseParser("openrouter");
     const response = await submitOnce("openrouter", signal, () =>
       http.post("chat/completions", { json: requestBody(this.#request), signal }),
     ).catch((error: unknown) => {

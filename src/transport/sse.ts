@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from "eventsource-parser";
-import { StreamInterruptedError } from "../errors.js";
+import { MissingDependencyError, StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
 import { toTransportError } from "./http.js";
 
@@ -38,6 +38,26 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   }
 }
 
+let parser: Promise<typeof import("eventsource-parser")> | undefined;
+
+/**
+ * The SSE parser, loaded with the first stream (a poll-only job never needs it). A streaming
+ * session awaits it before its job-creating request: a parser that cannot load (a bundle that
+ * dropped its chunk) fails the job before anything is sent, never after a job may exist.
+ */
+export function sseParser(provider: ProviderName): Promise<typeof import("eventsource-parser")> {
+  parser ??= import("eventsource-parser").catch((cause: unknown) => {
+    parser = undefined;
+    throw new MissingDependencyError(
+      "eventsource-parser",
+      `${provider}: eventsource-parser, which reads streams, failed to load (${(cause as Error)?.message ?? cause}). ` +
+        "Nothing was sent. Reinstall sonde, or check that your bundler kept it.",
+      { provider, cause },
+    );
+  });
+  return parser;
+}
+
 /**
  * `readSse`, one array per network read: the messages that read completed, in order
  * (never empty). The hot path: one async step per read instead of one per event.
@@ -49,8 +69,7 @@ export async function* readSseBatches(
   const { provider, idleTimeoutMs, signal } = options;
   const maxEventBytes = options.maxEventBytes ?? 16 * 1024 * 1024;
   if (!response.body) throw new StreamInterruptedError(`${provider}: the stream had no body`, { provider });
-  // The parser loads with the first stream (a poll-only job never needs it).
-  const { createParser } = await import("eventsource-parser");
+  const { createParser } = await sseParser(provider);
   // One timer for the whole stream, no per-event allocation: it records the time of the
   // last byte and, when it fires, re-arms for the remainder unless we have really been
   // waiting for `idleTimeoutMs` with nothing arriving.

@@ -18,7 +18,7 @@ import { UNCOMPILED } from "../../transport/fast-json.js";
 import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
-import { type EventSourceMessage, parseData, readSseBatches } from "../../transport/sse.js";
+import { type EventSourceMessage, parseData, readSseBatches, sseParser } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
@@ -231,6 +231,7 @@ export class ResponsesSession implements EngineSession {
 
   /** The create POST, sent once: a status line that proves nothing either is indeterminate too. */
   async #create(body: Record<string, unknown>, signal: AbortSignal): Promise<Response> {
+    if (body.stream === true) await sseParser(this.#provider);
     try {
       return await submitOnce(this.#provider, signal, () =>
         this.#http.post(this.#engine.endpoints.createPath(this.#context), {
