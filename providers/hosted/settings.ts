@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { engineSettingsShape } from "../../src/settings.js";
+import { engineSettingsShape, timerMs } from "../../src/settings.js";
 
 /** `new Sonde({ hosted })`: the key and base URL (`SONDE_HOSTED_*`), and how long a cancel waits. */
 export const hostedSettingsSchema = z.strictObject({
   ...engineSettingsShape,
   /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
-  cancelWaitMs: z.number().nonnegative().optional(),
+  cancelWaitMs: timerMs.optional(),
 });
 
 export type HostedSettings = z.input<typeof hostedSettingsSchema>;

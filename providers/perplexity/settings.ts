@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { engineSettingsShape } from "../../src/settings.js";
+import { engineSettingsShape, timerMs } from "../../src/settings.js";
 
 /** `new Sonde({ perplexity })`: the key and endpoint, and how the Agent API is called. */
 export const perplexitySettingsSchema = z.strictObject({
@@ -14,7 +14,7 @@ export const perplexitySettingsSchema = z.strictObject({
   /** `false`: submit and poll, no stream. @defaultValue true */
   stream: z.boolean().optional(),
   /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
-  cancelWaitMs: z.number().nonnegative().optional(),
+  cancelWaitMs: timerMs.optional(),
 });
 
 export type PerplexitySettings = z.input<typeof perplexitySettingsSchema>;

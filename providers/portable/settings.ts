@@ -89,9 +89,13 @@ export const portableSettingsSchema = z.strictObject({
    * stores with leases: a process that dies holding it blocks the job this long. @defaultValue 15_000
    */
   leaseMs: z
-    .custom<number>((value) => Number.isInteger(value) && (value as number) >= 100, {
-      error: "portable.leaseMs must be an integer of at least 100 (milliseconds).",
-    })
+    .custom<number>(
+      (value) => Number.isInteger(value) && (value as number) >= 100 && (value as number) < 2 ** 31,
+      {
+        error:
+          "portable.leaseMs must be an integer from 100 to 2147483647 (milliseconds; a timer set longer fires at once).",
+      },
+    )
     .optional(),
 });
 

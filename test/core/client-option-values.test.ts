@@ -73,6 +73,35 @@ describe("number options out of range", () => {
     ).not.toThrow();
   });
 
+  it("an engine's own waits longer than a timer can hold are refused too", async () => {
+    for (const [options, field] of [
+      [{ perplexity: { cancelWaitMs: 2 ** 31 } }, "perplexity.cancelWaitMs"],
+      [{ hosted: { cancelWaitMs: 2 ** 31 } }, "hosted.cancelWaitMs"],
+    ] as const) {
+      const make = () => new Sonde({ env: {}, ...options });
+      expect(make).toThrow(InvalidRequestError);
+      expect(make).toThrow(field);
+      expect(make).toThrow(/2147483647/);
+    }
+    // The portable engine's options are checked when one of its jobs starts.
+    const portable = (leaseMs: number) =>
+      new Sonde({ env: {}, portable: { leaseMs } }).research.start({
+        model: "portable:demo/offline",
+        query: "q",
+      });
+    expect(() => portable(2 ** 31)).toThrow(/portable\.leaseMs must be an integer from 100 to 2147483647/);
+    expect(
+      () =>
+        new Sonde({
+          env: {},
+          perplexity: { cancelWaitMs: 2 ** 31 - 1 },
+          hosted: { cancelWaitMs: 2 ** 31 - 1 },
+        }),
+    ).not.toThrow();
+    // The longest lease a timer can hold runs the job to its end.
+    expect((await portable(2 ** 31 - 1).result()).jobId).toBeDefined();
+  });
+
   it("values in range are accepted, retries off and equal delays included", () => {
     for (const options of [
       { idleTimeoutMs: 1 },
