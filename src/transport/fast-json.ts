@@ -28,7 +28,7 @@ export const UINT = "(?:0|[1-9]\\d{0,14})";
 /** The characters of a string token without escapes: no quote, backslash or control character. */
 export const PLAIN = '[^"\\\\\\x00-\\x1f]*';
 /** The characters of any string token, escapes exactly as JSON has them (a backslash, then one of `"\/bfnrt` or `u` and four hex digits). */
-export const CHARS = `(?:[^"\\\\\\x00-\\x1f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*`;
+const CHARS = `(?:[^"\\\\\\x00-\\x1f]|\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4}))*`;
 /**
  * A string token's content, captured twice over: group one when it has no escape (the
  * value as it is), else group two (to be unescaped by `stringValue`).
