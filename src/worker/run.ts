@@ -19,6 +19,7 @@ import {
 } from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
+import type { CancelOutcome } from "../provider.js";
 import {
   type AppendAnswer,
   batchArgs,
@@ -349,6 +350,11 @@ export class JobRun {
     const cancels = this.#watchCancel(job);
     const writer = this.#writer(cancels.seen);
     const unsettled: ResearchEvent[] = [];
+    // Until the provider's job has an id, an event can only be how its submission ended: held,
+    // unnumbered, until `created` or the end, so that a submission abandoned by a cancel (which
+    // may have been accepted) writes nothing that claims an end (#abandoned).
+    let identified = this.#state.ref !== undefined;
+    let held: ResearchEvent[] = [];
     let progressed = false;
     // A poll-only job gives its slot back after a while, but only once its ref is stored:
     // before that a second run could not attach, and would have to call it indeterminate.
@@ -357,6 +363,21 @@ export class JobRun {
     const hold = () => {
       if (this.#resolved.modelInfo.capabilities.pollOnly && !holdTimer && !over)
         holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
+    };
+    /** Numbers `event` and queues it for the stream (`done`: for the final step). */
+    const place = (event: ResearchEvent) => {
+      if (event.type === "done") {
+        final = { seq, text: storedText(event, seq++), ref: refOf(job) };
+        return;
+      }
+      const created = event.type === "created" ? event.jobId : undefined;
+      writer.push(seq, storedText(event, seq++), refOf(job), created);
+      if (created !== undefined) writer.flush().then(hold, () => {});
+      progressed = true;
+    };
+    const placeHeld = () => {
+      for (const event of held) place(event);
+      held = [];
     };
     if (this.#state.ref) hold();
     try {
@@ -371,22 +392,31 @@ export class JobRun {
           unsettled.push(event);
           continue;
         }
-        if (event.type === "done") {
-          final = { seq, text: storedText(event, seq++), ref: refOf(job) };
-          continue;
+        if (!identified) {
+          if (event.type !== "created") {
+            held.push(event);
+            continue;
+          }
+          identified = true;
+          placeHeld();
         }
-        const created = event.type === "created" ? event.jobId : undefined;
-        writer.push(seq, storedText(event, seq++), refOf(job), created);
-        if (created !== undefined) writer.flush().then(hold, () => {});
-        progressed = true;
+        place(event);
       }
       const result = await job.result();
       await cancels.settled();
+      if (!identified && this.#abandoned(cancels.outcome())) {
+        return await this.#indeterminate(
+          this.#markedAt!,
+          `Job ${this.#id} was cancelled while its submission to ${this.#provider} (sent ${this.#markedAt}) had no answer: the provider may have accepted it, and no job id came back. It is not sent again: look for it in the provider account.`,
+        );
+      }
+      placeHeld();
       // What is not written yet goes in the final step, with `done` and the result.
       const rest = await writer.rest();
       return await this.#finish(result.status as WorkerJobStatus, result, undefined, final, rest);
     } catch (error) {
       // Whatever was read is stored before the run ends, so the next run resumes after it.
+      if (identified || !this.#abandoned(cancels.outcome())) placeHeld();
       await writer.flush();
       return await this.#interrupted(error, progressed, unsettled, seq, job.id === undefined);
     } finally {
@@ -394,6 +424,18 @@ export class JobRun {
       clearTimeout(holdTimer);
       cancels.stop();
     }
+  }
+
+  /**
+   * A cancel reached the job while this run's submission had no answer yet: the job's own
+   * `cancel()` could only abandon the request (`transport-only`), which the provider may have
+   * accepted all the same. The job is not cancelled but indeterminate. (A portable start is
+   * idempotent by key and runs here: its cancel is what it says.)
+   */
+  #abandoned(outcome: CancelOutcome | undefined): boolean {
+    return (
+      outcome?.outcome === "transport-only" && this.#markedAt !== undefined && this.#provider !== "portable"
+    );
   }
 
   /**
@@ -423,10 +465,14 @@ export class JobRun {
   #watchCancel(job: ResearchJob) {
     const { redis, cancelPollMs } = this.#ctx;
     let cancelling: Promise<unknown> | undefined;
+    let answered: CancelOutcome | undefined;
     let seenAt = performance.now();
     const cancel = () => {
       cancelling ??= job.cancel().then(
-        (outcome) => redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) }),
+        (outcome) => {
+          answered = outcome;
+          return redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) });
+        },
         () => {
           cancelling = undefined;
         },
@@ -439,6 +485,8 @@ export class JobRun {
     }, cancelPollMs);
     return {
       settled: () => cancelling,
+      /** What the job's `cancel()` answered, once it did. */
+      outcome: () => answered,
       stop: () => clearInterval(timer),
       seen(requested: boolean) {
         seenAt = performance.now();
