@@ -4,6 +4,7 @@
  */
 import type { ChainableCommander, Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
+import { FINAL_JOB_STATUSES } from "../redis/events.js";
 import type { JobRef } from "../ref.js";
 
 /**
@@ -25,13 +26,8 @@ export type WorkerJobStatus =
   | "indeterminate"
   | "deferred";
 
-export const FINAL_STATUSES: readonly WorkerJobStatus[] = [
-  "completed",
-  "incomplete",
-  "cancelled",
-  "failed",
-  "indeterminate",
-];
+/** The statuses that end a job (the event log's too: a tail ends at them). */
+export const FINAL_STATUSES: readonly WorkerJobStatus[] = FINAL_JOB_STATUSES;
 
 export interface WorkerJobState {
   id: string;
