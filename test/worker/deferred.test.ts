@@ -10,12 +10,15 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JobNotFoundError, type ResearchEvent, Sonde } from "../../src/index.js";
+import { createEventLog } from "../../src/redis/index.js";
 import {
   createResearchQueue,
   createResearchWorker,
   JobNotDeferredError,
   type WorkerSetup,
 } from "../../src/worker/index.js";
+import { giveUp, type RunContext } from "../../src/worker/run.js";
+import { readState } from "../../src/worker/state.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -67,7 +70,9 @@ function fleet(prefix: string, baseURL: string, options: Partial<WorkerSetup> = 
       client: workerClient,
       prefix,
       queueName,
-      holdMs: 100,
+      // Long enough that a failing poll's run ends on its failure, not on a hold (which
+      // clears the failure count), however loaded the machine.
+      holdMs: 2_000,
       wakeBackoff: { minMs: 30, maxMs: 60 },
       indeterminateSlotMs: 60_000,
       ...options,
@@ -261,5 +266,80 @@ describe("BullMQ giving up on a job's runs", () => {
       await f.close();
       await api.close();
     }
+  });
+});
+
+describe("what a job becomes when BullMQ gives up on it (giveUp)", () => {
+  it("deferred with a provider job, indeterminate if sent without a ref, cancelled or failed if never sent; an ended job is left alone", async () => {
+    const prefix = "df4:";
+    const db = redis.client();
+    const context = {
+      redis: db,
+      client: client("http://127.0.0.1:9"),
+      prefix,
+      events: createEventLog(db, { prefix }),
+      limits: { hosted: 1 },
+      indeterminateSlotMs: 60_000,
+      resultTtlMs: 60_000,
+    } as unknown as RunContext;
+    const sentAt = new Date().toISOString();
+    const ref = JSON.stringify({
+      v: 1,
+      provider: "hosted",
+      model: HOSTED,
+      jobId: "job_1",
+      createdAt: sentAt,
+      resume: {},
+    });
+    const jobs: Record<string, Record<string, string>> = {
+      withRef: { status: "waiting", model: HOSTED, ref },
+      sentNoRef: { status: "running", model: HOSTED, submittingAt: sentAt },
+      portableStart: { status: "running", model: "portable:demo/offline", submittingAt: sentAt },
+      cancelled: { status: "queued", model: HOSTED, cancelRequestedAt: sentAt },
+      neverSent: { status: "queued", model: HOSTED },
+      ended: { status: "completed", model: HOSTED, ref },
+    };
+    for (const [id, hash] of Object.entries(jobs)) {
+      await db.hset(`${prefix}job:{${id}}`, { request: "{}", ...hash });
+      await db.zadd(`${prefix}slots:hosted`, "+inf", id);
+    }
+    const outcome: Record<string, unknown> = {};
+    for (const id of Object.keys(jobs)) {
+      outcome[id] = await giveUp(
+        context,
+        id,
+        new Error("READONLY You can't write against a read only replica."),
+        3,
+      );
+    }
+    expect(outcome).toEqual({
+      withRef: "deferred",
+      sentNoRef: "indeterminate",
+      portableStart: "deferred",
+      cancelled: "cancelled",
+      neverSent: "failed",
+      ended: "completed",
+    });
+    const state = async (id: string) => (await readState(db, prefix, id))!;
+    const slot = async (id: string) => db.zscore(`${prefix}slots:hosted`, id);
+    const lapse = String(Date.parse(sentAt) + 60_000);
+    // May be running at the provider: the slot is kept until such a run would be over.
+    for (const id of ["withRef", "sentNoRef"]) expect(await slot(id)).toBe(lapse);
+    expect((await state("withRef")).error).toEqual({
+      code: "worker_failed",
+      message: expect.stringMatching(/BullMQ gave up on job withRef after 3 runs.*READONLY/),
+    });
+    expect((await state("sentNoRef")).error).toMatchObject({ code: "indeterminate_submission" });
+    expect((await state("sentNoRef")).error?.message).toMatch(/look for it in the provider account/);
+    // Never sent: over, its slot given back; only the failed job gets events (`error`, `done`).
+    for (const id of ["cancelled", "neverSent"]) expect(await slot(id)).toBeNull();
+    expect(await context.events.read("cancelled")).toEqual([]);
+    expect(await context.events.read("sentNoRef")).toEqual([]);
+    expect((await context.events.read("neverSent")).map((e) => e.type)).toEqual(["error", "done"]);
+    expect(await slot("ended")).toBe("inf");
+    // Each end wakes whoever waits for it.
+    for (const id of ["withRef", "sentNoRef", "cancelled", "neverSent"])
+      expect(await db.xlen(`${prefix}ended:{${id}}`)).toBe(1);
+    context.events.close();
   });
 });
