@@ -8,7 +8,7 @@
  */
 import type { Redis } from "ioredis";
 import type { ResearchEvent } from "../events.js";
-import { blockingConnections } from "./blocking.js";
+import { type BlockingConnections, blockingConnections } from "./blocking.js";
 import { runScript } from "./scripts.js";
 
 /** How long a job's events are kept after their last write. @defaultValue seven days */
@@ -30,6 +30,11 @@ export interface TailOptions {
    * @defaultValue 5_000
    */
   blockMs?: number;
+  /**
+   * Called when the tail finds the job `deferred` (once per deferral it sees, with the state's
+   * error): the job is not over, so the tail goes on, and ends once the job, resumed, ends.
+   */
+  onDeferred?: (state: { status: "deferred"; error?: { code: string; message: string } }) => void;
 }
 
 /**
@@ -190,79 +195,102 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     async read(jobId) {
       return (await redis.xrange(keys(jobId).events, "-", "+")).flatMap(([, fields]) => parse(fields));
     },
-    async *tail(jobId, tailOptions = {}): AsyncGenerator<ResearchEvent, TailEnd, undefined> {
-      const k = keys(jobId);
-      const after = tailOptions.after ?? -1;
-      // Entry ids are `0-<last seq + 1>`: `last` is the last entry delivered (or skipped).
-      let last = `0-${after + 1}`;
-      let ended = "0-0";
-      const signal = tailOptions.signal;
-      const reader = connections.acquire();
-      // Given back for the next tail only after a clean end (not mid-read, not after an error).
-      let reusable = false;
-      const stop = () => reader.disconnect();
-      signal?.addEventListener("abort", stop, { once: true });
-      // The job's state is read before the first block, after a quiet block, and after an end.
-      let look = true;
-      try {
-        while (!signal?.aborted) {
-          let entries: [string, string[]][] = [];
-          let final: TailEnd | undefined;
-          if (look) {
-            look = false;
-            const [status, error, endedId, rest] = (await runScript(
-              redis,
-              "tailState",
-              [k.state, k.events, k.ended],
-              [`0-${Number(last.slice(2)) + 1}`, ...FINAL_JOB_STATUSES],
-            )) as [string | null, string | null, string, [string, string[]][] | null];
-            ended = endedId;
-            if (rest) {
-              entries = rest;
-              final = { status: status!, ...(error && { error: JSON.parse(error) as TailEnd["error"] }) };
-            }
-          }
-          if (!final) {
-            const reply = (await reader
-              .xread("BLOCK", tailOptions.blockMs ?? 5_000, "STREAMS", k.events, k.ended, last, ended)
-              .catch((error: unknown) => {
-                if (signal?.aborted) return null;
-                throw error;
-              })) as [string, [string, string[]][]][] | null;
-            if (signal?.aborted) break;
-            // A quiet block, or an end (or deferral) recorded: look at the state again.
-            look = reply === null;
-            for (const [key, read] of reply ?? []) {
-              if (key.endsWith(k.events)) entries = read;
-              else look = true;
-            }
-          }
-          for (const [id, fields] of entries) {
-            last = id;
-            for (const event of parse(fields)) {
-              // The first batch after a resume point may begin before it.
-              if (event.seq <= after) continue;
-              reusable = true;
-              yield event;
-              reusable = false;
-              if (event.type === "done") {
-                reusable = true;
-                return { status: event.status };
-              }
-            }
-          }
-          if (final) {
+    tail: (jobId, tailOptions = {}) => tailEvents(redis, connections, keys(jobId), tailOptions),
+  };
+}
+
+/**
+ * A job's events after `options.after`, live, until the job ends (EventLog.tail): blocking reads
+ * of its stream and its `ended` stream on a borrowed connection, and a look at its stored state
+ * (tail-state.lua) before the first, after a quiet one and after an end.
+ */
+async function* tailEvents(
+  redis: Redis,
+  connections: BlockingConnections,
+  k: { events: string; state: string; ended: string },
+  tailOptions: TailOptions,
+): AsyncGenerator<ResearchEvent, TailEnd, undefined> {
+  const after = tailOptions.after ?? -1;
+  // Entry ids are `0-<last seq + 1>`: `last` is the last entry delivered (or skipped).
+  let last = `0-${after + 1}`;
+  let ended = "0-0";
+  const signal = tailOptions.signal;
+  const reader = connections.acquire();
+  // Given back for the next tail only after a clean end (not mid-read, not after an error).
+  let reusable = false;
+  const stop = () => reader.disconnect();
+  signal?.addEventListener("abort", stop, { once: true });
+  // The job's state is read before the first block, after a quiet block, and after an end.
+  let look = true;
+  /** The `ended` entry of the deferral last reported, while the job is deferred. */
+  let deferred: string | undefined;
+  try {
+    while (!signal?.aborted) {
+      let entries: [string, string[]][] = [];
+      let final: TailEnd | undefined;
+      let deferral: Parameters<NonNullable<TailOptions["onDeferred"]>>[0] | undefined;
+      if (look) {
+        look = false;
+        const [status, error, endedId, rest] = (await runScript(
+          redis,
+          "tailState",
+          [k.state, k.events, k.ended],
+          [`0-${Number(last.slice(2)) + 1}`, ...FINAL_JOB_STATUSES, "deferred"],
+        )) as [string | null, string | null, string, [string, string[]][] | null];
+        ended = endedId;
+        const stored = error ? { error: JSON.parse(error) as NonNullable<TailEnd["error"]> } : {};
+        entries = rest ?? [];
+        if (status === "deferred") {
+          // Each deferral adds an `ended` entry: one seen with a new entry is a new deferral,
+          // reported after the events stored before it.
+          if (deferred === undefined || (endedId !== deferred && endedId !== "0-0"))
+            deferral = { status, ...stored };
+          deferred = endedId;
+        } else {
+          deferred = undefined;
+          if (rest) final = { status: status!, ...stored };
+        }
+      }
+      if (!final && !deferral) {
+        const reply = (await reader
+          .xread("BLOCK", tailOptions.blockMs ?? 5_000, "STREAMS", k.events, k.ended, last, ended)
+          .catch((error: unknown) => {
+            if (signal?.aborted) return null;
+            throw error;
+          })) as [string, [string, string[]][]][] | null;
+        if (signal?.aborted) break;
+        // A quiet block, or an end (or deferral) recorded: look at the state again.
+        look = reply === null;
+        for (const [key, read] of reply ?? []) {
+          if (key.endsWith(k.events)) entries = read;
+          else look = true;
+        }
+      }
+      for (const [id, fields] of entries) {
+        last = id;
+        for (const event of eventsOf(fields)) {
+          // The first batch after a resume point may begin before it.
+          if (event.seq <= after) continue;
+          reusable = true;
+          yield event;
+          reusable = false;
+          if (event.type === "done") {
             reusable = true;
-            return final;
+            return { status: event.status };
           }
         }
-        throw signal!.reason;
-      } finally {
-        signal?.removeEventListener("abort", stop);
-        connections.release(reader, reusable && !signal?.aborted);
       }
-    },
-  };
+      if (final) {
+        reusable = true;
+        return final;
+      }
+      if (deferral) tailOptions.onDeferred?.(deferral);
+    }
+    throw signal!.reason;
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    connections.release(reader, reusable && !signal?.aborted);
+  }
 }
 
 /**
@@ -273,7 +301,9 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
  * whose data is the `TailEnd` (`{"status":"indeterminate","error":{…}}`): a browser closes
  * its `EventSource` on it (`source.addEventListener("end", () => source.close())`), since an
  * `EventSource` reconnects after any close, and one that reconnects anyway gets `end` again
- * and no event twice.
+ * and no event twice. A job found `deferred` (not over: it waits for `queue.resume`) gets an
+ * event named `deferred`, with no `id`, whose data is `{"status":"deferred","error":{…}}`,
+ * and the stream stays open.
  * @example
  * ```ts
  * import { createEventLog, eventStreamResponse } from "sonde/redis";
@@ -293,8 +323,17 @@ export function eventStreamResponse(
   const controller = new AbortController();
   request.signal?.addEventListener("abort", () => controller.abort(), { once: true });
   const encoder = new TextEncoder();
-  const events = log.tail(jobId, { ...(after !== undefined && { after }), signal: controller.signal });
+  let output: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const events = log.tail(jobId, {
+    ...(after !== undefined && { after }),
+    signal: controller.signal,
+    onDeferred: (state) =>
+      output?.enqueue(encoder.encode(`event: deferred\ndata: ${JSON.stringify(state)}\n\n`)),
+  });
   const body = new ReadableStream<Uint8Array>({
+    start(stream) {
+      output = stream;
+    },
     async pull(stream) {
       try {
         const next = await events.next();

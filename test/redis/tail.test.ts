@@ -220,13 +220,17 @@ describe("a job that ends without `done`", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await endWithoutDone(prefix, "j6", "cancelled");
     expect(await none).toEqual({ events: [], end: { status: "cancelled" } });
-    // A deferred job is not over (it goes on when resumed): its tail stays open.
+    // A deferred job is not over (it goes on when resumed): its tail says so, once, and stays open.
     await endWithoutDone(prefix, "j7", "deferred");
     const stopped = new AbortController();
-    const open = drain(reader.tail("j7", { signal: stopped.signal, blockMs: 50 }));
+    const told: unknown[] = [];
+    const open = drain(
+      reader.tail("j7", { signal: stopped.signal, blockMs: 50, onDeferred: (state) => told.push(state) }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     stopped.abort(new Error("still open"));
     await expect(open).rejects.toThrow("still open");
+    expect(told).toEqual([{ status: "deferred" }]);
     reader.close();
   });
 
@@ -241,6 +245,45 @@ describe("a job that ends without `done`", () => {
     expect(events.map((e) => e.seq)).toEqual([0]);
     expect(end).toEqual({ status: "failed" });
     log.close();
+  });
+
+  it("text/event-stream says when the job is deferred and stays open; it ends once the job, resumed, ends", async () => {
+    const prefix = "tail8:";
+    const log = createEventLog(redis.client(), { prefix });
+    const { server, url } = await endpoint(createEventLog(redis.client(), { prefix }), "j8");
+    const failure = { code: "provider_unavailable", message: "hosted 503: unavailable" };
+    try {
+      await log.append("j8", event(0));
+      await endWithoutDone(prefix, "j8", "deferred", failure);
+      const messages: { event?: string; id?: string; data: unknown }[] = [];
+      const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+      const reading = (async () => {
+        const stream = response
+          .body!.pipeThrough(new TextDecoderStream())
+          .pipeThrough(new EventSourceParserStream());
+        for await (const message of iterate(stream))
+          messages.push({ event: message.event, id: message.id, data: JSON.parse(message.data) });
+      })();
+      const deferred = { event: "deferred", id: undefined, data: { status: "deferred", error: failure } };
+      await expect.poll(() => messages.length).toBe(2);
+      expect(messages).toEqual([{ event: "text", id: "0", data: event(0) }, deferred]);
+      // Resumed (no end is recorded for that), then deferred again: said again.
+      await redis.client().hset("tail8:job:{j8}", "status", "waiting");
+      await endWithoutDone(prefix, "j8", "deferred", failure);
+      await expect.poll(() => messages.length).toBe(3);
+      expect(messages[2]).toEqual(deferred);
+      // Resumed, and it ends.
+      await log.append("j8", event(1, true));
+      await endWithoutDone(prefix, "j8", "completed");
+      await reading;
+      expect(messages.slice(3)).toEqual([
+        { event: "done", id: "1", data: event(1, true) },
+        { event: "end", id: undefined, data: { status: "completed" } },
+      ]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 
   it("text/event-stream ends with an `end` event after the last stored event; a reconnect with Last-Event-ID gets nothing twice", async () => {

@@ -2,9 +2,9 @@
 -- error (the state hash KEYS[1], as sonde/worker stores them; false when absent), the id of the
 -- last entry of the job's `ended` stream (KEYS[3], '0-0' when none: an end adds one, and a
 -- tail blocks on it beside the events), and, when the status is one of ARGV[2..] (the final
--- ones), the entries of the event stream (KEYS[2]) from id ARGV[1] on: the events the tail has
--- not delivered yet, every one of which was stored before the state turned final (false
--- otherwise).
+-- ones, and `deferred`), the entries of the event stream (KEYS[2]) from id ARGV[1] on: the
+-- events the tail has not delivered yet, every one of which was stored before the state took
+-- that status (false otherwise).
 local state = redis.call('HMGET', KEYS[1], 'status', 'error')
 local ended = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
 local entries = false
