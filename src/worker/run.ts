@@ -239,7 +239,7 @@ export async function giveUp(
   const keys = stateKeys(ctx.prefix, id);
   const engine = state.model.split(":")[0]!;
   const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
-  const cause = error instanceof Error ? error.message : String(error);
+  const cause = (error instanceof Error ? error.message : String(error)).replace(/\.?$/, ".");
   const reason = {
     code: SondeError.isInstance(error) ? error.code : "worker_failed",
     message: `BullMQ gave up on job ${id} after ${runs} runs that failed without ending it; the last: ${cause}`,
