@@ -2,12 +2,13 @@
  * Research events of any engine's job in Redis, one Stream per job: an entry per event
  * (field `e`) or per batch of events a writer stored in one step (field `b`, a JSON array),
  * under id `0-<seq + 1>` of its last event, so any process can follow a job live or after the fact: `tail` resumes after a given
- * `seq` and delivers each event exactly once, with the same `seq` everywhere;
+ * `seq` and delivers each event exactly once, with the same `seq` everywhere, and ends with
+ * the job (its `done` event, or its stored state turning final without one);
  * `eventStreamResponse` serves them as `text/event-stream` with `Last-Event-ID` resume.
  */
 import type { Redis } from "ioredis";
 import type { ResearchEvent } from "../events.js";
-import { blockingConnections } from "./blocking.js";
+import { type BlockingConnections, blockingConnections } from "./blocking.js";
 import { runScript } from "./scripts.js";
 
 /** How long a job's events are kept after their last write. @defaultValue seven days */
@@ -23,8 +24,44 @@ export interface TailOptions {
   /** Deliver the events after this `seq` (a `Last-Event-ID`); all of them when absent. */
   after?: number;
   signal?: AbortSignal;
-  /** Longest single blocking read; the tail re-blocks until the job ends. @defaultValue 5_000 */
+  /**
+   * Longest single blocking read: a quiet tail looks at the job's stored state this often (an
+   * end recorded by `sonde/worker` wakes it at once), and re-blocks until the job ends.
+   * @defaultValue 5_000
+   */
   blockMs?: number;
+  /**
+   * Called when the tail finds the job `deferred` (once per deferral it sees, with the state's
+   * error): the job is not over, so the tail goes on, and ends once the job, resumed, ends.
+   */
+  onDeferred?: (state: { status: "deferred"; error?: { code: string; message: string } }) => void;
+}
+
+/**
+ * The statuses of a job's stored state (`sonde/worker`'s) that end it: once the state holds one
+ * of these, every event the job will ever have is stored. `deferred` is not one: a deferred job
+ * goes on when it is resumed.
+ */
+export const FINAL_JOB_STATUSES = [
+  "completed",
+  "incomplete",
+  "cancelled",
+  "failed",
+  "indeterminate",
+] as const;
+
+/**
+ * How a tail ended (the tail's return value; `eventStreamResponse` sends it as its last event,
+ * `end`): after the job's `done` event, with that event's status, or, for a job that ended
+ * without one, once its stored state was final: with that state's status and error. A job is
+ * `indeterminate` when its submission may have reached the provider and no id came back: it
+ * may still be running there, so no `done` is made up for it.
+ */
+export interface TailEnd {
+  /** `completed`, `incomplete`, `cancelled`, `failed`, or `indeterminate`. */
+  status: string;
+  /** The stored state's error, for a job that ended without `done` (`indeterminate_submission`, …). */
+  error?: { code: string; message: string };
 }
 
 export interface EventLog {
@@ -38,11 +75,20 @@ export interface EventLog {
    * `state` with them in the same atomic step; returns how many were new.
    */
   appendMany(jobId: string, events: ResearchEvent[], state?: { ref: unknown }): Promise<number>;
-  /** Events after `after`, live, until the job's `done` event. */
-  tail(jobId: string, options?: TailOptions): AsyncGenerator<ResearchEvent>;
+  /**
+   * Events after `after`, live, until the job ends: after its `done` event, or, for a job whose
+   * stored state turned final without one (an `indeterminate` job, one cancelled before it
+   * started), after the last event it stored. Returns how it ended (`TailEnd`); throws the
+   * signal's reason if `signal` aborts it first.
+   */
+  tail(jobId: string, options?: TailOptions): AsyncGenerator<ResearchEvent, TailEnd, undefined>;
   /** Events stored so far. */
   read(jobId: string): Promise<ResearchEvent[]>;
-  keys(jobId: string): { events: string; state: string };
+  /**
+   * The job's keys: its events, its state hash (a worker's ref and status) and its `ended`
+   * stream (an entry per end or deferral, which wakes tails and waiters).
+   */
+  keys(jobId: string): { events: string; state: string; ended: string };
   /** How long a job's events are kept after their last write. */
   readonly ttlMs: number;
   /** Closes the idle connections kept for tails (they hold no process open, and close by themselves after 30 s idle). */
@@ -110,6 +156,7 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
   const keys = (jobId: string) => ({
     events: `${prefix}events:{${jobId}}`,
     state: `${prefix}job:{${jobId}}`,
+    ended: `${prefix}ended:{${jobId}}`,
   });
   const parse = (fields: string[]) => eventsOf(fields);
   // A blocking read holds its connection: each tail borrows one of its own.
@@ -148,53 +195,115 @@ export function createEventLog(redis: Redis, options: EventLogOptions = {}): Eve
     async read(jobId) {
       return (await redis.xrange(keys(jobId).events, "-", "+")).flatMap(([, fields]) => parse(fields));
     },
-    async *tail(jobId, tailOptions = {}) {
-      const key = keys(jobId).events;
-      const after = tailOptions.after ?? -1;
-      let last = `0-${after + 1}`;
-      const signal = tailOptions.signal;
-      const reader = connections.acquire();
-      // Given back for the next tail only after a clean end (not mid-read, not after an error).
-      let reusable = false;
-      const stop = () => reader.disconnect();
-      signal?.addEventListener("abort", stop, { once: true });
-      try {
-        while (!signal?.aborted) {
-          const reply = (await reader
-            .xread("BLOCK", tailOptions.blockMs ?? 5_000, "STREAMS", key, last)
-            .catch((error: unknown) => {
-              if (signal?.aborted) return null;
-              throw error;
-            })) as [string, [string, string[]][]][] | null;
-          if (signal?.aborted) break;
-          for (const [id, fields] of reply?.[0]?.[1] ?? []) {
-            last = id;
-            for (const event of parse(fields)) {
-              // The first batch after a resume point may begin before it.
-              if (event.seq <= after) continue;
-              reusable = true;
-              yield event;
-              reusable = false;
-              if (event.type === "done") {
-                reusable = true;
-                return;
-              }
-            }
+    tail: (jobId, tailOptions = {}) => tailEvents(redis, connections, keys(jobId), tailOptions),
+  };
+}
+
+/**
+ * A job's events after `options.after`, live, until the job ends (EventLog.tail): blocking reads
+ * of its stream and its `ended` stream on a borrowed connection, and a look at its stored state
+ * (tail-state.lua) before the first, after a quiet one and after an end.
+ */
+async function* tailEvents(
+  redis: Redis,
+  connections: BlockingConnections,
+  k: { events: string; state: string; ended: string },
+  tailOptions: TailOptions,
+): AsyncGenerator<ResearchEvent, TailEnd, undefined> {
+  const after = tailOptions.after ?? -1;
+  // Entry ids are `0-<last seq + 1>`: `last` is the last entry delivered (or skipped).
+  let last = `0-${after + 1}`;
+  let ended = "0-0";
+  const signal = tailOptions.signal;
+  const reader = connections.acquire();
+  // Given back for the next tail only after a clean end (not mid-read, not after an error).
+  let reusable = false;
+  const stop = () => reader.disconnect();
+  signal?.addEventListener("abort", stop, { once: true });
+  // The job's state is read before the first block, after a quiet block, and after an end.
+  let look = true;
+  /** The `ended` entry of the deferral last reported, while the job is deferred. */
+  let deferred: string | undefined;
+  try {
+    while (!signal?.aborted) {
+      let entries: [string, string[]][] = [];
+      let final: TailEnd | undefined;
+      let deferral: Parameters<NonNullable<TailOptions["onDeferred"]>>[0] | undefined;
+      if (look) {
+        look = false;
+        const [status, error, endedId, rest] = (await runScript(
+          redis,
+          "tailState",
+          [k.state, k.events, k.ended],
+          [`0-${Number(last.slice(2)) + 1}`, ...FINAL_JOB_STATUSES, "deferred"],
+        )) as [string | null, string | null, string, [string, string[]][] | null];
+        ended = endedId;
+        const stored = error ? { error: JSON.parse(error) as NonNullable<TailEnd["error"]> } : {};
+        entries = rest ?? [];
+        if (status === "deferred") {
+          // Each deferral adds an `ended` entry: one seen with a new entry is a new deferral,
+          // reported after the events stored before it.
+          if (deferred === undefined || (endedId !== deferred && endedId !== "0-0"))
+            deferral = { status, ...stored };
+          deferred = endedId;
+        } else {
+          deferred = undefined;
+          if (rest) final = { status: status!, ...stored };
+        }
+      }
+      if (!final && !deferral) {
+        const reply = (await reader
+          .xread("BLOCK", tailOptions.blockMs ?? 5_000, "STREAMS", k.events, k.ended, last, ended)
+          .catch((error: unknown) => {
+            if (signal?.aborted) return null;
+            throw error;
+          })) as [string, [string, string[]][]][] | null;
+        if (signal?.aborted) break;
+        // A quiet block, or an end (or deferral) recorded: look at the state again.
+        look = reply === null;
+        for (const [key, read] of reply ?? []) {
+          if (key.endsWith(k.events)) entries = read;
+          else look = true;
+        }
+      }
+      for (const [id, fields] of entries) {
+        last = id;
+        for (const event of eventsOf(fields)) {
+          // The first batch after a resume point may begin before it.
+          if (event.seq <= after) continue;
+          reusable = true;
+          yield event;
+          reusable = false;
+          if (event.type === "done") {
+            reusable = true;
+            return { status: event.status };
           }
         }
-        if (signal?.aborted) throw signal.reason;
-      } finally {
-        signal?.removeEventListener("abort", stop);
-        connections.release(reader, reusable && !signal?.aborted);
       }
-    },
-  };
+      if (final) {
+        reusable = true;
+        return final;
+      }
+      if (deferral) tailOptions.onDeferred?.(deferral);
+    }
+    throw signal!.reason;
+  } finally {
+    signal?.removeEventListener("abort", stop);
+    connections.release(reader, reusable && !signal?.aborted);
+  }
 }
 
 /**
  * Serves a job's events as `text/event-stream`: each event's `id` is its `seq`, so a
  * browser's `EventSource` resumes after a drop with `Last-Event-ID` and gets every event
- * exactly once. The stream ends after the job's `done` event.
+ * exactly once. The stream ends with the job (after its `done` event, or once its stored
+ * state is final without one, as `tail` does) with a last event named `end`, with no `id`,
+ * whose data is the `TailEnd` (`{"status":"indeterminate","error":{…}}`): a browser closes
+ * its `EventSource` on it (`source.addEventListener("end", () => source.close())`), since an
+ * `EventSource` reconnects after any close, and one that reconnects anyway gets `end` again
+ * and no event twice. A job found `deferred` (not over: it waits for `queue.resume`) gets an
+ * event named `deferred`, with no `id`, whose data is `{"status":"deferred","error":{…}}`,
+ * and the stream stays open.
  * @example
  * ```ts
  * import { createEventLog, eventStreamResponse } from "sonde/redis";
@@ -214,12 +323,24 @@ export function eventStreamResponse(
   const controller = new AbortController();
   request.signal?.addEventListener("abort", () => controller.abort(), { once: true });
   const encoder = new TextEncoder();
-  const events = log.tail(jobId, { ...(after !== undefined && { after }), signal: controller.signal });
+  let output: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const events = log.tail(jobId, {
+    ...(after !== undefined && { after }),
+    signal: controller.signal,
+    onDeferred: (state) =>
+      output?.enqueue(encoder.encode(`event: deferred\ndata: ${JSON.stringify(state)}\n\n`)),
+  });
   const body = new ReadableStream<Uint8Array>({
+    start(stream) {
+      output = stream;
+    },
     async pull(stream) {
       try {
         const next = await events.next();
-        if (next.done) return stream.close();
+        if (next.done) {
+          stream.enqueue(encoder.encode(`event: end\ndata: ${JSON.stringify(next.value)}\n\n`));
+          return stream.close();
+        }
         const event = next.value;
         stream.enqueue(
           encoder.encode(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`),

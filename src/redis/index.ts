@@ -9,6 +9,7 @@ export {
   type EventLog,
   type EventLogOptions,
   eventStreamResponse,
+  type TailEnd,
   type TailOptions,
 } from "./events.js";
 export { createRedisStore, LeaseLostError, type RedisStoreOptions } from "./store.js";

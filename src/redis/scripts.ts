@@ -13,6 +13,7 @@ import fencedSet from "./commands/fenced-set.lua";
 import putReceipt from "./commands/put-receipt.lua";
 import releaseKey from "./commands/release-key.lua";
 import renewLease from "./commands/renew-lease.lua";
+import tailState from "./commands/tail-state.lua";
 
 export type LuaScript = (redis: Redis, keys: string[], args: (string | number)[]) => Promise<unknown>;
 
@@ -39,6 +40,7 @@ const scripts = {
   putReceipt: luaScript(putReceipt),
   releaseKey: luaScript(releaseKey),
   renewLease: luaScript(renewLease),
+  tailState: luaScript(tailState),
 };
 export type ScriptName = keyof typeof scripts;
 

@@ -5,6 +5,7 @@
 export {
   createResearchQueue,
   type EnqueuedJob,
+  JobNotDeferredError,
   type QueuedRequest,
   type QueueSetup,
   type ResearchQueue,

@@ -10,21 +10,56 @@ import { type ConnectionOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
 import type { SondeClient } from "../client.js";
-import { IdempotencyConflictError, InvalidRequestError } from "../errors.js";
+import { IdempotencyConflictError, InvalidRequestError, JobNotFoundError } from "../errors.js";
 import { blockingConnections } from "../redis/blocking.js";
 import { createEventLog, type EventLog } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import bindRequestSource from "./commands/bind-request.lua";
+import resumeSource from "./commands/resume.lua";
 import { type SettledJob, type SettledOptions, settledJob } from "./settled.js";
-import { readResult, readState, STATE_TTL_MS, stateKeys, type WorkerJobState } from "./state.js";
+import {
+  readResult,
+  readState,
+  STATE_TTL_MS,
+  stateKeys,
+  type WorkerJobState,
+  type WorkerJobStatus,
+} from "./state.js";
 
 const bindRequest = luaScript(bindRequestSource);
+const resumeJob = luaScript(resumeSource);
 
 export const DEFAULT_QUEUE = "sonde-research";
 
-/** Runs of one queue entry after an infrastructure failure (each attaches; none re-submits). */
-export const RERUNS = { attempts: 1_000, backoff: { type: "fixed" as const, delay: 500 } };
+/** Runs of one queue entry (a job's first run, or a wake) before BullMQ gives up on it. */
+export const DEFAULT_ATTEMPTS = 1_000;
+
+/**
+ * BullMQ's options for runs of one queue entry after an infrastructure failure (each attaches
+ * from the stored ref; none re-submits): `attempts` in all, 500 ms apart. When they are spent,
+ * the run records an honest end (worker.ts, `giveUp`).
+ */
+export const reruns = (attempts = DEFAULT_ATTEMPTS) => ({
+  attempts,
+  backoff: { type: "fixed" as const, delay: 500 },
+});
+
+/** `queue.resume(id)` of a job that is not `deferred` (it ended, or it was never deferred). */
+export class JobNotDeferredError extends InvalidRequestError {
+  static override readonly errorName: string = "JobNotDeferredError";
+  /** The job's status, which is not `deferred`. */
+  readonly jobStatus: WorkerJobStatus;
+  constructor(id: string, jobStatus: WorkerJobStatus) {
+    super(
+      `Job ${id} is ${jobStatus}, not deferred: only a deferred job can be resumed` +
+        (jobStatus === "indeterminate"
+          ? " (an indeterminate job is never sent again: look for it in the provider account)."
+          : "."),
+    );
+    this.jobStatus = jobStatus;
+  }
+}
 
 /**
  * How long BullMQ keeps a finished queue entry (a research job's first run, or a wake): as
@@ -48,6 +83,12 @@ export interface QueueSetup {
   queueName?: string;
   /** Prefix of Sonde's own keys. @defaultValue "sonde:" */
   prefix?: string;
+  /**
+   * Runs of a job's queue entry after infrastructure failures (Redis, a worker's own setup)
+   * before BullMQ gives up on it, 500 ms apart; the job then ends honestly (see the README).
+   * @defaultValue 1_000
+   */
+  attempts?: number;
 }
 
 /** A request as it is queued: plain JSON (no signal). */
@@ -66,6 +107,14 @@ export interface ResearchQueue {
   cancel(id: string): Promise<void>;
   /** Wakes a waiting job now instead of at its next scheduled poll (e.g. from a webhook). */
   wake(id: string): Promise<void>;
+  /**
+   * Brings a `deferred` job back: it waits for a wake that runs now (attaching from its
+   * stored ref, or submitting a job never sent), with its failure count reset. Idempotent:
+   * a job resumed before and not deferred again since answers `{ resumed: false }`. Throws
+   * `JobNotFoundError` for an id never queued (or expired) and `JobNotDeferredError` for a
+   * job that is not deferred (it ended, or was never deferred).
+   */
+  resume(id: string): Promise<{ resumed: boolean }>;
   status(id: string): Promise<WorkerJobState | undefined>;
   /** The research job id of a provider's job (e.g. an OpenAI response id from a webhook). */
   byProviderJob(provider: string, jobId: string): Promise<string | undefined>;
@@ -147,7 +196,8 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       ];
       // BullMQ keeps one job per id while it keeps its entry (as long as Sonde keeps the
       // job's state, keptFor): a repeated add is a no-op.
-      const add = () => queue.add("research", { id }, { jobId: id, ...RERUNS, ...keptFor(STATE_TTL_MS) });
+      const add = () =>
+        queue.add("research", { id }, { jobId: id, ...reruns(setup.attempts), ...keptFor(STATE_TTL_MS) });
       let bound: number;
       if (shared) {
         // One round trip: the add goes out right behind the bind on the same connection, so
@@ -191,6 +241,28 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
       const generation = Number(wakes ?? 0);
       const pending = await queue.getJob(wakeJobId(id, generation));
       if (pending && (await pending.isDelayed())) await pending.promote();
+    },
+    async resume(id) {
+      const [answer, detail] = (await resumeJob(
+        redis,
+        [stateKeys(prefix, id).state],
+        [new Date().toISOString()],
+      )) as [number, number | string | undefined];
+      if (answer === -1)
+        throw new JobNotFoundError(
+          `No queued job ${id} under prefix "${prefix}": it was never enqueued here, or its state expired.`,
+        );
+      if (answer === -2) throw new JobNotDeferredError(id, detail as WorkerJobStatus);
+      // The wake of the resume's generation: added again by a repeated resume until it runs
+      // (an add under an id BullMQ holds does nothing), so a resume cut short still runs once.
+      const generation = Number(detail);
+      if (generation > 0)
+        await queue.add(
+          "wake",
+          { id },
+          { jobId: wakeJobId(id, generation), ...reruns(setup.attempts), ...keptFor(STATE_TTL_MS) },
+        );
+      return { resumed: answer === 1 };
     },
     status: (id) => readState(redis, prefix, id),
     async byProviderJob(provider, jobId) {

@@ -19,22 +19,27 @@ import {
 } from "../errors.js";
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
+import type { CancelOutcome } from "../provider.js";
 import {
   type AppendAnswer,
   batchArgs,
   type EncodedBatch,
   type EventLog,
   encodeJoined,
+  eventsOf,
 } from "../redis/events.js";
 import { luaScript, withAppendBatch } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
 import finishRunSource from "./commands/finish-run.lua";
 import writeEventsSource from "./commands/write-events.lua";
-import { keptFor, RERUNS, wakeJobId } from "./queue.js";
+import { keptFor, reruns, wakeJobId } from "./queue.js";
 import {
+  DAY_MS,
   ENDED_TTL_MS,
+  isSettled,
   markEnded,
+  readState,
   STATE_FIELDS,
   stateKeys,
   type WorkerJobState,
@@ -65,6 +70,8 @@ export interface RunContext {
   eventBatchMs: number;
   indeterminateSlotMs: number | undefined;
   repeatInterruptedCalls: boolean;
+  /** BullMQ attempts of each wake entry (queue.ts, `reruns`). */
+  attempts: number;
 }
 
 /** The reason a poll-only job's run gives its slot back. */
@@ -104,7 +111,10 @@ export const refusal = (error: unknown): error is SondeError =>
   InvalidRefError.isInstance(error);
 
 /** The `error` and `done` events of a job that failed with `error`, stored from seq `seq`. */
-function failureEvents(error: SondeError, seq: number): { rest: Batch; final: FinalEvent } {
+function failureEvents(
+  error: { code: string; message: string; status?: number | undefined },
+  seq: number,
+): { rest: Batch; final: FinalEvent } {
   const reported = {
     type: "error",
     seq,
@@ -192,6 +202,71 @@ export function unmark(redis: Redis, key: string, status: string) {
   return redis.multi().hdel(key, "submittingAt").hset(key, { status }).exec();
 }
 
+/**
+ * When the fleet slot of a job no longer followed but maybe still running at the provider
+ * (indeterminate, deferred) lapses: once a run submitted at `since` (ms) would be over, the
+ * model's longest run later (`indeterminateSlotMs`, if set). A model this worker's client does
+ * not know counts a day.
+ */
+export function slotLapse(ctx: RunContext, model: string, since: number, maxDurationMs?: number): number {
+  const longest =
+    ctx.indeterminateSlotMs ??
+    maxDurationMs ??
+    ctx.client.research.listModels().find((m) => m.id === model)?.limits.maxDurationMs ??
+    DAY_MS;
+  return since + longest;
+}
+
+/**
+ * BullMQ gave up on a job's queue entry: its attempts were spent on failures that were not the
+ * job's (Redis, a worker's own setup, a bug), and no run will come. The job's state says so,
+ * once, and its end wakes `settled()` and tails. A job that may be running at the provider (a
+ * stored ref, or a portable start, found again by its key) is `deferred`, with the error,
+ * keeping its fleet slot until such a run would be over: `queue.resume(id)` brings it back. One
+ * whose submission may have been sent with no ref stored is `indeterminate` (never sent again).
+ * One never sent is `failed` with the error and an `error` and a `done` event (`cancelled`, with
+ * no event, if a cancellation was stored meanwhile), its slot given back.
+ */
+export async function giveUp(
+  ctx: RunContext,
+  id: string,
+  error: unknown,
+  runs: number,
+): Promise<WorkerJobStatus | undefined> {
+  const { redis } = ctx;
+  const state = await readState(redis, ctx.prefix, id);
+  if (!state || isSettled(state.status)) return state?.status;
+  const keys = stateKeys(ctx.prefix, id);
+  const engine = state.model.split(":")[0]!;
+  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
+  const cause = (error instanceof Error ? error.message : String(error)).replace(/\.?$/, ".");
+  const reason = {
+    code: SondeError.isInstance(error) ? error.code : "worker_failed",
+    message: `BullMQ gave up on job ${id} after ${runs} runs that failed without ending it; the last: ${cause}`,
+  };
+  const since = state.ref?.createdAt ?? state.submittingAt;
+  if (state.ref || (state.submittingAt && engine === "portable")) {
+    const multi = redis.multi().hset(keys.state, { status: "deferred", error: JSON.stringify(reason) });
+    if (slots) multi.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
+    markEnded(multi, keys, "deferred");
+    await multi.exec();
+    return "deferred";
+  }
+  if (state.submittingAt) {
+    if (slots) await redis.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
+    return storeEnd(ctx, id, undefined, "indeterminate", undefined, {
+      code: "indeterminate_submission",
+      message: `The submission of job ${id} may have reached ${engine} (sent ${state.submittingAt}), but no ref was stored, and ${reason.message} It is not sent again: look for it in the provider account.`,
+    });
+  }
+  if (state.cancelRequestedAt) return storeEnd(ctx, id, slots, "cancelled");
+  const [last] = await redis.xrevrange(ctx.events.keys(id).events, "+", "-", "COUNT", 1);
+  const count = last ? Number(last[0].split("-")[1]) : 0;
+  const done = last !== undefined && eventsOf(last[1]).at(-1)?.type === "done";
+  const { rest, final } = done ? {} : failureEvents(reason, count);
+  return storeEnd(ctx, id, slots, "failed", undefined, reason, final, rest);
+}
+
 export class JobRun {
   readonly #ctx: RunContext;
   readonly #id: string;
@@ -264,16 +339,16 @@ export class JobRun {
    */
   async #indeterminate(sentAt: string, message: string) {
     if (this.#limit !== undefined) {
-      const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
-      await this.#ctx.redis.zadd(
-        this.#keys.slots(this.#provider),
-        "XX",
-        Date.parse(sentAt) + holdMs,
-        this.#id,
-      );
+      await this.#ctx.redis.zadd(this.#keys.slots(this.#provider), "XX", this.#lapse(sentAt), this.#id);
       this.#keepSlot = true;
     }
     return this.#finish("indeterminate", undefined, { code: "indeterminate_submission", message });
+  }
+
+  /** When the slot of this job, submitted at `since` (ISO), lapses if it is no longer followed. */
+  #lapse(since: string): number {
+    const { modelInfo } = this.#resolved;
+    return slotLapse(this.#ctx, modelInfo.id, Date.parse(since), modelInfo.limits.maxDurationMs);
   }
 
   #bindProviderJob(jobId: string) {
@@ -297,9 +372,12 @@ export class JobRun {
         // counting it until such a run would be over.
         if (!refusal(error)) throw error;
         if (this.#limit !== undefined) {
-          const holdMs = this.#ctx.indeterminateSlotMs ?? this.#resolved.modelInfo.limits.maxDurationMs;
-          const lapses = Date.parse(state.ref.createdAt) + holdMs;
-          await redis.zadd(this.#keys.slots(this.#provider), "XX", lapses, this.#id);
+          await redis.zadd(
+            this.#keys.slots(this.#provider),
+            "XX",
+            this.#lapse(state.ref.createdAt),
+            this.#id,
+          );
           this.#keepSlot = true;
         }
         return this.#failed(error);
@@ -349,6 +427,11 @@ export class JobRun {
     const cancels = this.#watchCancel(job);
     const writer = this.#writer(cancels.seen);
     const unsettled: ResearchEvent[] = [];
+    // Until the provider's job has an id, an event can only be how its submission ended: held,
+    // unnumbered, until `created` or the end, so that a submission abandoned by a cancel (which
+    // may have been accepted) writes nothing that claims an end (#abandoned).
+    let identified = this.#state.ref !== undefined;
+    let held: ResearchEvent[] = [];
     let progressed = false;
     // A poll-only job gives its slot back after a while, but only once its ref is stored:
     // before that a second run could not attach, and would have to call it indeterminate.
@@ -357,6 +440,21 @@ export class JobRun {
     const hold = () => {
       if (this.#resolved.modelInfo.capabilities.pollOnly && !holdTimer && !over)
         holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
+    };
+    /** Numbers `event` and queues it for the stream (`done`: for the final step). */
+    const place = (event: ResearchEvent) => {
+      if (event.type === "done") {
+        final = { seq, text: storedText(event, seq++), ref: refOf(job) };
+        return;
+      }
+      const created = event.type === "created" ? event.jobId : undefined;
+      writer.push(seq, storedText(event, seq++), refOf(job), created);
+      if (created !== undefined) writer.flush().then(hold, () => {});
+      progressed = true;
+    };
+    const placeHeld = () => {
+      for (const event of held) place(event);
+      held = [];
     };
     if (this.#state.ref) hold();
     try {
@@ -371,29 +469,50 @@ export class JobRun {
           unsettled.push(event);
           continue;
         }
-        if (event.type === "done") {
-          final = { seq, text: storedText(event, seq++), ref: refOf(job) };
-          continue;
+        if (!identified) {
+          if (event.type !== "created") {
+            held.push(event);
+            continue;
+          }
+          identified = true;
+          placeHeld();
         }
-        const created = event.type === "created" ? event.jobId : undefined;
-        writer.push(seq, storedText(event, seq++), refOf(job), created);
-        if (created !== undefined) writer.flush().then(hold, () => {});
-        progressed = true;
+        place(event);
       }
       const result = await job.result();
       await cancels.settled();
+      if (!identified && this.#abandoned(cancels.outcome())) {
+        return await this.#indeterminate(
+          this.#markedAt!,
+          `Job ${this.#id} was cancelled while its submission to ${this.#provider} (sent ${this.#markedAt}) had no answer: the provider may have accepted it, and no job id came back. It is not sent again: look for it in the provider account.`,
+        );
+      }
+      placeHeld();
       // What is not written yet goes in the final step, with `done` and the result.
       const rest = await writer.rest();
       return await this.#finish(result.status as WorkerJobStatus, result, undefined, final, rest);
     } catch (error) {
       // Whatever was read is stored before the run ends, so the next run resumes after it.
+      if (identified || !this.#abandoned(cancels.outcome())) placeHeld();
       await writer.flush();
-      return await this.#interrupted(error, progressed, unsettled, seq, job.id === undefined);
+      return await this.#interrupted(error, progressed, unsettled, seq, job.id === undefined, refOf(job));
     } finally {
       over = true;
       clearTimeout(holdTimer);
       cancels.stop();
     }
+  }
+
+  /**
+   * A cancel reached the job while this run's submission had no answer yet: the job's own
+   * `cancel()` could only abandon the request (`transport-only`), which the provider may have
+   * accepted all the same. The job is not cancelled but indeterminate. (A portable start is
+   * idempotent by key and runs here: its cancel is what it says.)
+   */
+  #abandoned(outcome: CancelOutcome | undefined): boolean {
+    return (
+      outcome?.outcome === "transport-only" && this.#markedAt !== undefined && this.#provider !== "portable"
+    );
   }
 
   /**
@@ -423,10 +542,14 @@ export class JobRun {
   #watchCancel(job: ResearchJob) {
     const { redis, cancelPollMs } = this.#ctx;
     let cancelling: Promise<unknown> | undefined;
+    let answered: CancelOutcome | undefined;
     let seenAt = performance.now();
     const cancel = () => {
       cancelling ??= job.cancel().then(
-        (outcome) => redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) }),
+        (outcome) => {
+          answered = outcome;
+          return redis.hset(this.#keys.state, { cancelOutcome: JSON.stringify(outcome) });
+        },
         () => {
           cancelling = undefined;
         },
@@ -439,6 +562,8 @@ export class JobRun {
     }, cancelPollMs);
     return {
       settled: () => cancelling,
+      /** What the job's `cancel()` answered, once it did. */
+      outcome: () => answered,
       stop: () => clearInterval(timer),
       seen(requested: boolean) {
         seenAt = performance.now();
@@ -449,7 +574,8 @@ export class JobRun {
 
   /**
    * A run that threw: waiting for its next wake, deferred, failed, or (a submission that may
-   * have been accepted, with no job id back) indeterminate. `unidentified`: the job got no id.
+   * have been accepted, with no job id back) indeterminate. `unidentified`: the job got no id;
+   * `ref`: the job's ref, if it has one.
    */
   async #interrupted(
     error: unknown,
@@ -457,6 +583,7 @@ export class JobRun {
     unsettled: ResearchEvent[],
     seq: number,
     unidentified: boolean,
+    ref: unknown,
   ) {
     // Redis or the job store failing is not the job failing: BullMQ runs it again, and the
     // next run attaches from the stored ref.
@@ -475,13 +602,18 @@ export class JobRun {
       // Any other failure proves the provider did not take it (a refused connection, a status
       // line: the engine spec's rule, by which the job itself resends the retryable ones).
       // A retryable one is tried again as a job never submitted, after a backoff.
-      if (error.retryable) return this.#retryUnsent();
+      if (error.retryable) return this.#retryUnsent(error);
       await redis.hdel(this.#keys.state, "submittingAt");
     }
     if (held || error.retryable) {
       // Progress clears the failure count; a retryable failure without it counts one more.
       const failures = held || progressed ? 0 : this.#state.failures + 1;
-      if (failures >= MAX_RETRYABLE_FAILURES) return this.#defer(failures);
+      if (failures >= MAX_RETRYABLE_FAILURES) {
+        // A job with a provider job (or a portable start, found again by its key) may still
+        // be running there: it keeps its fleet slot.
+        const since = (ref as { createdAt?: string } | undefined)?.createdAt ?? this.#markedAt;
+        return this.#defer(failures, errorOf(error), this.#ctx.redis.multi(), since);
+      }
       return this.#wakeLater("waiting", failures, progressed);
     }
     if (unsettled.length > 0)
@@ -498,20 +630,34 @@ export class JobRun {
    * waits `queued` for a wake that submits it again; after five such failures in a row it is
    * deferred.
    */
-  async #retryUnsent() {
+  async #retryUnsent(error: SondeError) {
     const failures = this.#state.failures + 1;
     const multi = this.#ctx.redis.multi().hdel(this.#keys.state, "submittingAt");
-    if (failures >= MAX_RETRYABLE_FAILURES) return this.#defer(failures, multi);
+    if (failures >= MAX_RETRYABLE_FAILURES) return this.#defer(failures, errorOf(error), multi);
     if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
     await multi.exec();
     return this.#wakeLater("queued", failures, false);
   }
 
-  /** Defers the job (it waits for `resume`), giving its slot back; `multi` carries writes to make with it. */
-  async #defer(failures: number, multi = this.#ctx.redis.multi()) {
-    multi.hset(this.#keys.state, { status: "deferred", failures });
+  /**
+   * Defers the job with the last failure's `error`: it waits for `queue.resume(id)`. A job that
+   * may still be running at the provider (submitted at `since`) keeps its fleet slot until such
+   * a run would be over; one that never got there gives it back. `multi` carries writes to
+   * make with it.
+   */
+  async #defer(
+    failures: number,
+    error: { code: string; message: string },
+    multi: ReturnType<Redis["multi"]>,
+    since?: string,
+  ) {
+    multi.hset(this.#keys.state, { status: "deferred", failures, error: JSON.stringify(error) });
     markEnded(multi, this.#keys, "deferred");
-    if (this.#limit !== undefined) multi.zrem(this.#keys.slots(this.#provider), this.#id);
+    if (this.#limit !== undefined) {
+      const slots = this.#keys.slots(this.#provider);
+      if (since === undefined) multi.zrem(slots, this.#id);
+      else multi.zadd(slots, "XX", this.#lapse(since), this.#id);
+    }
     await multi.exec();
     return "deferred" as const;
   }
@@ -527,7 +673,12 @@ export class JobRun {
     const wake = await wakes.add(
       "wake",
       { id: this.#id },
-      { jobId: wakeJobId(this.#id, generation), delay, ...RERUNS, ...keptFor(this.#ctx.resultTtlMs) },
+      {
+        jobId: wakeJobId(this.#id, generation),
+        delay,
+        ...reruns(this.#ctx.attempts),
+        ...keptFor(this.#ctx.resultTtlMs),
+      },
     );
     // A webhook that came while this run was going found no wake to promote: promote it now.
     if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});

@@ -4,15 +4,18 @@
  */
 import type { ChainableCommander, Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
+import { FINAL_JOB_STATUSES } from "../redis/events.js";
 import type { JobRef } from "../ref.js";
 
 /**
  * `queued` → `running` (a worker drives it) ⇄ `waiting` (a poll-only or long job between
  * wakes) → `completed` | `incomplete` | `cancelled` | `failed`; or `indeterminate` (its
  * submission may have been sent but no ref was stored: inspect the provider account) or
- * `deferred` (five consecutive retryable failures: it waits for `resume`). A submission the
- * provider certainly did not take goes back to `queued` until its next try; a request the
- * catalog refuses when its run begins (a model retired meanwhile) is `failed` with that error.
+ * `deferred` (five consecutive retryable failures, or BullMQ gave up on its runs while it may
+ * be running at the provider: it waits for `queue.resume(id)`, which sends it back to `waiting`
+ * or `queued`). A submission the provider certainly did not take goes back to `queued` until
+ * its next try; a request the catalog refuses when its run begins (a model retired meanwhile)
+ * is `failed` with that error.
  */
 export type WorkerJobStatus =
   | "queued"
@@ -25,13 +28,8 @@ export type WorkerJobStatus =
   | "indeterminate"
   | "deferred";
 
-export const FINAL_STATUSES: readonly WorkerJobStatus[] = [
-  "completed",
-  "incomplete",
-  "cancelled",
-  "failed",
-  "indeterminate",
-];
+/** The statuses that end a job (the event log's too: a tail ends at them). */
+export const FINAL_STATUSES: readonly WorkerJobStatus[] = FINAL_JOB_STATUSES;
 
 export interface WorkerJobState {
   id: string;
@@ -47,7 +45,11 @@ export interface WorkerJobState {
   failures: number;
   /** The next wake's delay, persisted so the backoff survives worker restarts. */
   backoffMs?: number;
-  /** Why it failed or is indeterminate: the typed error's `code` (e.g. `model_retired`) and message. */
+  /**
+   * Why it failed, is indeterminate or was deferred: the typed error's `code` (e.g.
+   * `model_retired`; `worker_failed` when what failed was not a Sonde error, e.g. Redis) and
+   * message. A resume drops it.
+   */
   error?: { code: string; message: string };
 }
 

@@ -14,8 +14,16 @@ import { createEventLog, eventsOf } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import beginRunSource from "./commands/begin-run.lua";
-import { DEFAULT_QUEUE, researchJobId } from "./queue.js";
-import { endRefused, JobRun, MAX_RETRYABLE_FAILURES, type RunContext, refusal, unmark } from "./run.js";
+import { DEFAULT_ATTEMPTS, DEFAULT_QUEUE, researchJobId } from "./queue.js";
+import {
+  endRefused,
+  giveUp,
+  JobRun,
+  MAX_RETRYABLE_FAILURES,
+  type RunContext,
+  refusal,
+  unmark,
+} from "./run.js";
 import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf } from "./state.js";
 
 const beginRun = luaScript(beginRunSource);
@@ -63,6 +71,14 @@ export interface WorkerSetup {
   indeterminateSlotMs?: number;
   /** Portable jobs: send again calls a dead worker left in flight (may have been billed). @defaultValue false */
   repeatInterruptedCalls?: boolean;
+  /**
+   * Runs of each wake entry this worker queues after infrastructure failures, before BullMQ
+   * gives up on it (a job's first entry takes the queue's `attempts`). When an entry's runs are
+   * spent, the job ends honestly: `deferred` if it may be running at the provider,
+   * `indeterminate` if its submission may have been sent without a ref, else `failed`.
+   * @defaultValue 1_000
+   */
+  attempts?: number;
 }
 
 export interface ResearchWorker {
@@ -101,6 +117,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     eventBatchMs: setup.eventBatchMs ?? 20,
     indeterminateSlotMs: setup.indeterminateSlotMs,
     repeatInterruptedCalls: setup.repeatInterruptedCalls ?? false,
+    attempts: setup.attempts ?? DEFAULT_ATTEMPTS,
   };
 
   // Engines with a fleet limit, comma-framed for begin-run.lua: their runs take a slot before
@@ -109,7 +126,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     .filter((engine) => context.limits[engine] !== undefined)
     .join(",")},`;
 
-  const processJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
+  const runJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
     const { id } = bull.data;
     const keys = stateKeys(prefix, id);
     // The job's state and where its stream ends, in one round trip; the same step answers any
@@ -158,6 +175,26 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     }
     const job = await run.open();
     return typeof job === "string" ? job : run.drive(job);
+  };
+
+  const processJob = async (bull: Job<{ id: string }>, token?: string): Promise<string> => {
+    try {
+      return await runJob(bull, token);
+    } catch (error) {
+      // BullMQ runs an entry again after a failure until its attempts are spent (its own rule,
+      // shouldRetryJob); after the last, no run will come: the job's state must say how it ends.
+      const runs = bull.attemptsMade + 1;
+      if (error instanceof DelayedError || runs < (bull.opts.attempts ?? 1)) throw error;
+      try {
+        await giveUp(context, bull.data.id, error, runs);
+      } catch {
+        // Not recorded (Redis is failing too): not given up either. The entry runs again
+        // later, without spending an attempt, and tries to end the job then.
+        await bull.moveToDelayed(Date.now() + 1_000, token);
+        throw new DelayedError();
+      }
+      throw error;
+    }
   };
 
   const worker = new Worker(queueName, processJob, {

@@ -101,6 +101,7 @@ describe("tailing a job from another process", () => {
       return { ...server, url: `http://127.0.0.1:${server.lines[0]}/` };
     };
     const received: { id: string; seq: number; type: string }[] = [];
+    const ends: unknown[] = [];
     /** Reads the stream until `stopAfter` events (then drops the connection) or its end. */
     const read = async (url: string, lastEventId: string | undefined, stopAfter: number) => {
       const controller = new AbortController();
@@ -118,6 +119,10 @@ describe("tailing a job from another process", () => {
         while (true) {
           const { done, value } = await reader.read();
           if (done) break;
+          if (value.event === "end") {
+            ends.push(JSON.parse(value.data));
+            continue;
+          }
           received.push({
             id: value.id!,
             seq: (JSON.parse(value.data) as ResearchEvent).seq,
@@ -151,6 +156,8 @@ describe("tailing a job from another process", () => {
     expect(received.map((r) => r.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i));
     expect(received.map((r) => r.id)).toEqual(received.map((r) => String(r.seq)));
     expect(received.at(-1)?.type).toBe("done");
+    // The stream's last word says how the job ended (a browser closes its EventSource on it).
+    expect(ends).toEqual([{ status: "completed" }]);
     b.proc.kill("SIGKILL");
   });
 });

@@ -47,7 +47,11 @@ const completed = (jobId: string) => ({
   result: { content: `Report of ${jobId}.`, citations: [], charge_usd: 1 },
 });
 
-function setup(prefix: string, baseURL: string, options: { indeterminateSlotMs?: number } = {}) {
+function setup(
+  prefix: string,
+  baseURL: string,
+  options: { indeterminateSlotMs?: number; cancelPollMs?: number } = {},
+) {
   const queue = createResearchQueue({
     redis: redis.client(),
     client: client(baseURL),
@@ -201,6 +205,36 @@ describe("a create whose outcome is unknown", () => {
       expect((await fleet.settled(next.id)).state.status).toBe("completed");
       const posts = api.requests.filter((r) => r.method === "POST").map(promptOf);
       expect(posts).toEqual(["No answer", "Gateway", "After them"]);
+    } finally {
+      await fleet.close();
+      await api.close();
+    }
+  });
+});
+
+describe("a cancel that lands while the create is in flight", () => {
+  it("is indeterminate, not cancelled: the provider may have taken the create; it is never sent again and keeps its slot", async () => {
+    // Takes the invoke and never answers it.
+    const api = await startLoopback(() => {});
+    const fleet = setup("sb5:", api.url, { indeterminateSlotMs: 60_000, cancelPollMs: 50 });
+    try {
+      const { id } = await fleet.enqueue("Cancelled mid-create");
+      await expect.poll(() => api.requests.length, { timeout: 5_000 }).toBe(1);
+      const sentAt = Date.now();
+      await fleet.queue.cancel(id);
+      const { state, result } = await fleet.settled(id);
+      // The job's own cancel() can only abandon the request: it said so.
+      expect(state.cancelOutcome).toMatchObject({ outcome: "transport-only" });
+      expect(state).toMatchObject({ status: "indeterminate", error: { code: "indeterminate_submission" } });
+      expect(state.error?.message).toContain("look for it in the provider account");
+      expect(result).toBeUndefined();
+      // Nothing claims an end nobody knows: no `done`, no `cancelled` status.
+      const events = await fleet.queue.events.read(id);
+      expect(events.filter((e) => e.type === "done" || e.type === "status")).toEqual([]);
+      // It may be running (and billing) at the provider: the fleet's one hosted slot stays taken.
+      expect(Number(await fleet.slot(id))).toBeGreaterThanOrEqual(sentAt + 50_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(api.requests.map((r) => `${r.method} ${promptOf(r)}`)).toEqual(["POST Cancelled mid-create"]);
     } finally {
       await fleet.close();
       await api.close();
