@@ -10,6 +10,8 @@
 import { type ConnectionOptions, DelayedError, type Job, Queue, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
+import type { Logger } from "../provider.js";
+import { redact } from "../redact.js";
 import { createEventLog, eventsOf } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
@@ -79,6 +81,11 @@ export interface WorkerSetup {
    * @defaultValue 1_000
    */
   attempts?: number;
+  /**
+   * Hears BullMQ's own errors (a lost Redis connection, a failed script), redacted, at `error`;
+   * without it BullMQ prints them to the console.
+   */
+  logger?: Pick<Logger, "error">;
 }
 
 export interface ResearchWorker {
@@ -207,6 +214,13 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     // A stalled job is safe to hand over (it attaches from its ref); never give up on it.
     maxStalledCount: 1_000_000,
   });
+  const logger = setup.logger;
+  if (logger) {
+    const hear = (source: string) => (error: Error) =>
+      logger.error(`sonde/worker: BullMQ ${source} error`, { error: redact(error.message) });
+    worker.on("error", hear("worker"));
+    context.wakes.on("error", hear("queue"));
+  }
   return {
     worker,
     async close() {
