@@ -214,13 +214,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     // A stalled job is safe to hand over (it attaches from its ref); never give up on it.
     maxStalledCount: 1_000_000,
   });
-  const logger = setup.logger;
-  if (logger) {
-    const hear = (source: string) => (error: Error) =>
-      logger.error(`sonde/worker: BullMQ ${source} error`, { error: redact(error.message) });
-    worker.on("error", hear("worker"));
-    context.wakes.on("error", hear("queue"));
-  }
+  if (setup.logger) hearErrors(setup.logger, worker, context.wakes);
   return {
     worker,
     async close() {
@@ -229,6 +223,14 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
       await context.wakes.close();
     },
   };
+}
+
+/** BullMQ's own errors to the worker's logger, redacted (without a listener BullMQ prints them). */
+function hearErrors(logger: Pick<Logger, "error">, worker: Worker, wakes: Queue): void {
+  const hear = (source: string) => (error: Error) =>
+    logger.error(`sonde/worker: BullMQ ${source} error`, { error: redact(error.message) });
+  worker.on("error", hear("worker"));
+  wakes.on("error", hear("queue"));
 }
 
 export { researchJobId };
