@@ -6,6 +6,7 @@
 import { distance } from "../catalog/lookup.js";
 import { InvalidRequestError } from "./errors.js";
 import type { RetryPolicy } from "./provider.js";
+import { LONGEST_TIMER_MS, longestTimer } from "./settings.js";
 
 const engine = ["apiKey", "baseURL", "previousApiKeys"];
 
@@ -68,10 +69,6 @@ export function checkOptionKeys(options: object): void {
     }
   }
 }
-
-/** The longest wait a timer holds: setTimeout fires a longer one after 1 ms. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
-const longestTimer = `at most ${LONGEST_TIMER_MS} ms (about 24.8 days: a timer set longer fires at once)`;
 
 /**
  * The number options, as the client will use them (`retry` merged with its defaults): an

@@ -13,14 +13,12 @@ export const engineSettingsShape = {
   previousApiKeys: z.array(z.string()).optional(),
 };
 
-/**
- * A wait in milliseconds that a timer holds: from 0 up to 2^31-1 (about 24.8 days), since
- * setTimeout fires a longer one after 1 ms.
- */
-export const timerMs = z
-  .number()
-  .min(0)
-  .max(2 ** 31 - 1, "takes at most 2147483647 ms (about 24.8 days: a timer set longer fires at once)");
+/** The longest wait a timer holds: setTimeout fires a longer one after 1 ms. */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+export const longestTimer = `at most ${LONGEST_TIMER_MS} ms (about 24.8 days: a timer set longer fires at once)`;
+
+/** A wait in milliseconds that a timer holds. A function, so a bundle without such a wait drops it. */
+export const timerMs = () => z.number().min(0).max(LONGEST_TIMER_MS, `takes ${longestTimer}`);
 
 /** A managed engine's key and endpoint (keys default to the environment). */
 export const engineSettingsSchema = z.strictObject(engineSettingsShape);

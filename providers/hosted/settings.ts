@@ -5,7 +5,7 @@ import { engineSettingsShape, timerMs } from "../../src/settings.js";
 export const hostedSettingsSchema = z.strictObject({
   ...engineSettingsShape,
   /** How long `cancel()` polls for `canceled` after the DELETE before answering `pending`. @defaultValue 60_000 */
-  cancelWaitMs: timerMs.optional(),
+  cancelWaitMs: timerMs().optional(),
 });
 
 export type HostedSettings = z.input<typeof hostedSettingsSchema>;

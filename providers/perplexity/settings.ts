@@ -14,7 +14,7 @@ export const perplexitySettingsSchema = z.strictObject({
   /** `false`: submit and poll, no stream. @defaultValue true */
   stream: z.boolean().optional(),
   /** How long `cancel()` polls for `cancelled` after the cancel is acknowledged. @defaultValue 30_000 */
-  cancelWaitMs: timerMs.optional(),
+  cancelWaitMs: timerMs().optional(),
 });
 
 export type PerplexitySettings = z.input<typeof perplexitySettingsSchema>;

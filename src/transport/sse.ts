@@ -50,8 +50,8 @@ export function sseParser(provider: ProviderName): Promise<typeof import("events
     parser = undefined;
     throw new MissingDependencyError(
       "eventsource-parser",
-      `${provider}: eventsource-parser, which reads streams, failed to load (${(cause as Error)?.message ?? cause}). ` +
-        "Nothing was sent. Reinstall sonde, or check that your bundler kept it.",
+      `${provider}: eventsource-parser failed to load (${(cause as Error)?.message ?? cause}); nothing was sent. ` +
+        "Reinstall sonde, or keep it in your bundle.",
       { provider, cause },
     );
   });

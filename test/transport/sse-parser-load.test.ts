@@ -43,7 +43,7 @@ it.each(engines)(
     const error = await job.result().catch((e: unknown) => e);
     expect(MissingDependencyError.isInstance(error)).toBe(true);
     expect((error as MissingDependencyError).packageName).toBe("eventsource-parser");
-    expect((error as Error).message).toContain("Nothing was sent");
+    expect((error as Error).message).toContain("nothing was sent");
     expect(server.calls).toHaveLength(0);
   },
 );
