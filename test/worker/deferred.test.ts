@@ -1,15 +1,5 @@
-/**
- * Deferred jobs and jobs BullMQ gives up on, on the hosted job API (one job in flight per
- * organization, the fleet's default limit). A job deferred after five retryable failures, or
- * whose queue entry's runs were all spent on infrastructure failures, may still be running at
- * the provider if it has a provider job: it keeps its fleet slot (until such a run would be
- * over) and waits for `queue.resume(id)`, which brings it back once without sending it again.
- * A job that never reached the provider gives its slot back. BullMQ giving up on a job never
- * sent ends it `failed`, once; `settled()` and tails see every such end.
- */
-import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JobNotFoundError, type ResearchEvent, Sonde } from "../../src/index.js";
+import { JobNotFoundError, type ResearchEvent } from "../../src/index.js";
 import { createEventLog } from "../../src/redis/index.js";
 import {
   createResearchQueue,
@@ -19,6 +9,7 @@ import {
 } from "../../src/worker/index.js";
 import { giveUp, type RunContext } from "../../src/worker/run.js";
 import { readState } from "../../src/worker/state.js";
+import { completed, HOSTED, hostedClient, invoked, reply } from "../helpers/hosted-fake.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -28,43 +19,19 @@ beforeAll(async () => {
 });
 afterAll(() => redis?.stop());
 
-const HOSTED = "hosted:agents.deep_research";
-const client = (baseURL?: string) =>
-  new Sonde({
-    env: {},
-    hosted: { apiKey: "hosted-key-0123456789abcdef", ...(baseURL && { baseURL }) },
-    retry: { attempts: 1, minDelayMs: 20, maxDelayMs: 40 },
-  });
-const reply = (response: ServerResponse, status: number, body: unknown) => {
-  response.writeHead(status, { "content-type": "application/json" });
-  response.end(JSON.stringify(body));
-};
-const invoked = (jobId: string) => ({
-  job_id: jobId,
-  status: "queued",
-  agent_id: "agents.deep_research",
-  poll_url: `/v1/jobs/${jobId}`,
-  estimated_cost_usd: 6,
-  created_at: new Date().toISOString(),
-});
-const completed = (jobId: string) => ({
-  job_id: jobId,
-  status: "completed",
-  result: { content: `Report of ${jobId}.`, citations: [], charge_usd: 1 },
-});
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function fleet(prefix: string, baseURL: string, options: Partial<WorkerSetup> = {}, attempts?: number) {
   const queueName = prefix.slice(0, -1);
   const queue = createResearchQueue({
     redis: redis.client(),
-    client: client(baseURL),
+    client: hostedClient(baseURL),
     prefix,
     queueName,
     ...(attempts !== undefined && { attempts }),
   });
   const workers: ReturnType<typeof createResearchWorker>[] = [];
-  const startWorker = (workerClient = client(baseURL)) => {
+  const startWorker = (workerClient = hostedClient(baseURL)) => {
     const worker = createResearchWorker({
       redis: redis.client(),
       client: workerClient,
@@ -225,7 +192,7 @@ describe("BullMQ giving up on a job's runs", () => {
         for await (const event of f.queue.events.tail(running.id, { signal: AbortSignal.timeout(15_000) }))
           watched.push(event);
       })();
-      const unset = f.startWorker(client());
+      const unset = f.startWorker(hostedClient());
 
       // settled() sees both ends (it waited forever while BullMQ's entry sat failed).
       const lost = await f.settled(never.id);
@@ -275,7 +242,7 @@ describe("what a job becomes when BullMQ gives up on it (giveUp)", () => {
     const db = redis.client();
     const context = {
       redis: db,
-      client: client("http://127.0.0.1:9"),
+      client: hostedClient("http://127.0.0.1:9"),
       prefix,
       events: createEventLog(db, { prefix }),
       limits: { hosted: 1 },

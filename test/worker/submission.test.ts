@@ -6,11 +6,11 @@
  * is not; a failure whose outcome is unknown (no answer, a gateway's 502) ends it
  * `indeterminate`: never sent again, its slot kept while it may be running.
  */
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Sonde } from "../../src/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { completed, HOSTED, hostedClient, invoked, reply } from "../helpers/hosted-fake.js";
 import { type RecordedRequest, startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -20,32 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => redis?.stop());
 
-const HOSTED = "hosted:agents.deep_research";
-const client = (baseURL: string) =>
-  new Sonde({
-    env: {},
-    hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL },
-    retry: { attempts: 1, minDelayMs: 20, maxDelayMs: 40 },
-  });
-const reply = (response: ServerResponse, status: number, body: unknown) => {
-  response.writeHead(status, { "content-type": "application/json" });
-  response.end(JSON.stringify(body));
-};
 const promptOf = (request: RecordedRequest) =>
   (JSON.parse(request.body) as { inputs: { prompt: string } }).inputs.prompt;
-const invoked = (jobId: string) => ({
-  job_id: jobId,
-  status: "queued",
-  agent_id: "agents.deep_research",
-  poll_url: `/v1/jobs/${jobId}`,
-  estimated_cost_usd: 6,
-  created_at: new Date().toISOString(),
-});
-const completed = (jobId: string) => ({
-  job_id: jobId,
-  status: "completed",
-  result: { content: `Report of ${jobId}.`, citations: [], charge_usd: 1 },
-});
 
 function setup(
   prefix: string,
@@ -54,13 +30,13 @@ function setup(
 ) {
   const queue = createResearchQueue({
     redis: redis.client(),
-    client: client(baseURL),
+    client: hostedClient(baseURL),
     prefix,
     queueName: prefix.slice(0, -1),
   });
   const worker = createResearchWorker({
     redis: redis.client(),
-    client: client(baseURL),
+    client: hostedClient(baseURL),
     prefix,
     queueName: prefix.slice(0, -1),
     wakeBackoff: { minMs: 200, maxMs: 400 },

@@ -11,9 +11,10 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ResearchEvent, Sonde } from "../../src/index.js";
+import type { ResearchEvent } from "../../src/index.js";
 import { createEventLog, type EventLog, eventStreamResponse } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { HOSTED, hostedClient } from "../helpers/hosted-fake.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -22,14 +23,6 @@ beforeAll(async () => {
   redis = await startRedis();
 });
 afterAll(() => redis?.stop());
-
-const HOSTED = "hosted:agents.deep_research";
-const client = (baseURL: string) =>
-  new Sonde({
-    env: {},
-    hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL },
-    retry: { attempts: 1, minDelayMs: 20, maxDelayMs: 40 },
-  });
 
 /** Iterates a tail to its end: the events it yielded and its return value. */
 async function drain(tail: AsyncGenerator<ResearchEvent, unknown>) {
@@ -91,7 +84,7 @@ describe("watching a queued job that ends without `done`", () => {
     });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: client(api.url),
+      client: hostedClient(api.url),
       prefix,
       queueName: "tl1",
     });
@@ -112,7 +105,7 @@ describe("watching a queued job that ends without `done`", () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       worker = createResearchWorker({
         redis: redis.client(),
-        client: client(api.url),
+        client: hostedClient(api.url),
         prefix,
         queueName: "tl1",
         indeterminateSlotMs: 200,

@@ -1,9 +1,9 @@
-import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdempotencyConflictError, JobNotFoundError, Sonde, UnknownModelError } from "../../src/index.js";
 import { createRedisStore } from "../../src/redis/index.js";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
 import { portableChat } from "../bench/fleet-fakes.js";
+import { HOSTED, hostedClient, invoked, reply } from "../helpers/hosted-fake.js";
 import { startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
@@ -136,26 +136,9 @@ describe("sonde/worker: waiting for a job's end", () => {
   });
 });
 
-const HOSTED = "hosted:agents.deep_research";
-const hostedClient = (url: string, prefix: string) =>
-  new Sonde({
-    env: {},
-    hosted: { apiKey: "hosted-key-0123456789abcdef", baseURL: url },
-    portable: { store: createRedisStore(redis.client(), { prefix }) },
-    retry: { attempts: 1, minDelayMs: 20, maxDelayMs: 40 },
-  });
-const invoked = (id: string) => ({
-  job_id: id,
-  status: "queued",
-  agent_id: "agents.deep_research",
-  poll_url: `/v1/jobs/${id}`,
-  estimated_cost_usd: 6,
-  created_at: new Date().toISOString(),
-});
-const reply = (response: ServerResponse, status: number, body: unknown) => {
-  response.writeHead(status, { "content-type": "application/json" });
-  response.end(JSON.stringify(body));
-};
+/** A client of the fake hosted API whose portable store is this test's Redis. */
+const hostedOn = (url: string, prefix: string) =>
+  hostedClient(url, { portable: { store: createRedisStore(redis.client(), { prefix }) } });
 
 describe("sonde/worker failure handling", () => {
   it("a submission that may have been sent without a stored ref is indeterminate and never sent again", async () => {
@@ -163,7 +146,7 @@ describe("sonde/worker failure handling", () => {
     const api = await startLoopback((_request, response) => reply(response, 500, {}));
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w2",
     });
@@ -175,7 +158,7 @@ describe("sonde/worker failure handling", () => {
         .hset(`${prefix}job:{${id}}`, { submittingAt: "2026-12-01T10:00:00.000Z", status: "running" });
       const worker = createResearchWorker({
         redis: redis.client(),
-        client: hostedClient(api.url, prefix),
+        client: hostedOn(api.url, prefix),
         prefix,
         queueName: "w2",
       });
@@ -206,13 +189,13 @@ describe("sonde/worker failure handling", () => {
     });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w3",
     });
     const worker = createResearchWorker({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w3",
       cancelPollMs: 50,
@@ -244,13 +227,13 @@ describe("sonde/worker failure handling", () => {
     });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w4",
     });
     const worker = createResearchWorker({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w4",
       holdMs: 150,
@@ -309,13 +292,13 @@ describe("sonde/worker: slots and holds around the submission", () => {
     });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w5",
     });
     const worker = createResearchWorker({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w5",
       holdMs: 100,
@@ -354,7 +337,7 @@ describe("sonde/worker: slots and holds around the submission", () => {
     });
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w6",
     });
@@ -368,7 +351,7 @@ describe("sonde/worker: slots and holds around the submission", () => {
       });
       const worker = createResearchWorker({
         redis: redis.client(),
-        client: hostedClient(api.url, prefix),
+        client: hostedOn(api.url, prefix),
         prefix,
         queueName: "w6",
         indeterminateSlotMs: 1_500,
@@ -505,13 +488,13 @@ describe("sonde/worker: the orderings that save round trips", () => {
     await db.zadd(`${prefix}slots:hosted`, "+inf", "rj_other");
     const queue = createResearchQueue({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w9",
     });
     const worker = createResearchWorker({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w9",
     });
@@ -691,13 +674,13 @@ describe("sonde/worker: BullMQ's entries expire with the job's state", () => {
     });
     const queue = createResearchQueue({
       redis: db,
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w13",
     });
     const worker = createResearchWorker({
       redis: redis.client(),
-      client: hostedClient(api.url, prefix),
+      client: hostedOn(api.url, prefix),
       prefix,
       queueName: "w13",
       holdMs: 100,
