@@ -18,6 +18,7 @@ import {
   type Fetcher,
   type SearchBackend,
 } from "../../providers/portable/index.js";
+import { invoked } from "../helpers/hosted-fake.js";
 import { type Loopback, startLoopback } from "../helpers/loopback.js";
 import { longTranscript } from "../openai/transcript.js";
 import { engines } from "./transcripts.mjs";
@@ -123,14 +124,7 @@ export async function hosted(): Promise<Fake> {
     if (request.method === "POST") {
       const id = `job_bench_${n++}`;
       invokedAt.set(id, Date.now());
-      return json(response, 200, {
-        job_id: id,
-        status: "queued",
-        agent_id: "agents.deep_research",
-        poll_url: `/v1/jobs/${id}`,
-        estimated_cost_usd: 6,
-        created_at: new Date().toISOString(),
-      });
+      return json(response, 200, invoked(id));
     }
     const id = request.url.split("/").at(-1)!;
     const at = invokedAt.get(id);

@@ -16,6 +16,7 @@ import { createMemoryStore } from "../../providers/portable/index.js";
 import { Sonde, type SondeOptions } from "../../src/index.js";
 import { createResearchQueue, type ResearchQueue } from "../../src/worker/index.js";
 import { bundleScript } from "../helpers/bundle.js";
+import { invoked } from "../helpers/hosted-fake.js";
 import { type Loopback, startLoopback } from "../helpers/loopback.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 import { type FleetFake, geminiFake, openAIFake, openAITranscript } from "./fleet-fakes.js";
@@ -69,14 +70,7 @@ function hostedFake() {
       const id = `job_${jobs.size + 1}`;
       maxInFlight = Math.max(maxInFlight, [...jobs.values()].filter(running).length + 1);
       jobs.set(id, { prompt, polls: 0, done: false, invokedAt: Date.now() });
-      return json(200, {
-        job_id: id,
-        status: "queued",
-        agent_id: "agents.deep_research",
-        poll_url: `/v1/jobs/${id}`,
-        estimated_cost_usd: 6,
-        created_at: new Date().toISOString(),
-      });
+      return json(200, invoked(id));
     }
     const id = request.url.split("/").at(-1)!;
     const job = jobs.get(id);
