@@ -8,6 +8,17 @@ const text = (seq: number) => JSON.stringify({ type: "text", seq, delta: `w${seq
 const push = (writer: EventWriter, seq: number, ref?: unknown) => writer.push(seq, text(seq), ref);
 const seqsOf = (batch: Batch) => Array.from({ length: batch.count }, (_, i) => batch.first + i);
 
+/** A writer whose first write waits until `release()` is called: a write in flight, held open. */
+function heldWriter(intervalMs?: number) {
+  const writes: number[][] = [];
+  let open: () => void = () => {};
+  const writer = new EventWriter(async (batch) => {
+    writes.push(seqsOf(batch));
+    if (writes.length === 1) await new Promise<void>((resolve) => (open = resolve));
+  }, intervalMs);
+  return { writer, writes, release: () => open() };
+}
+
 describe("the worker's event writer", () => {
   it("gathers a burst into one write, in seq order, with the ref of its last event; flush does not linger", async () => {
     const writes: Batch[] = [];
@@ -23,12 +34,7 @@ describe("the worker's event writer", () => {
   });
 
   it("one write in flight: what arrives meanwhile goes in the next one, never ahead of it", async () => {
-    const writes: number[][] = [];
-    let release: () => void = () => {};
-    const writer = new EventWriter(async (batch) => {
-      writes.push(seqsOf(batch));
-      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-    });
+    const { writer, writes, release } = heldWriter();
     push(writer, 0);
     await new Promise((resolve) => setImmediate(resolve));
     for (let seq = 1; seq < 5; seq++) push(writer, seq);
@@ -79,12 +85,7 @@ describe("the worker's event writer", () => {
   });
 
   it("a flush hurries what was pushed before it, not what comes while its write is in flight", async () => {
-    const writes: number[][] = [];
-    let release: () => void = () => {};
-    const writer = new EventWriter(async (batch) => {
-      writes.push(seqsOf(batch));
-      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-    }, 60_000);
+    const { writer, writes, release } = heldWriter(60_000);
     push(writer, 0);
     const flushed = writer.flush();
     await new Promise((resolve) => setImmediate(resolve));
@@ -108,12 +109,7 @@ describe("the worker's event writer", () => {
   });
 
   it("rest() waits for the write in flight, then hands over the unwritten events and writes nothing more", async () => {
-    const writes: number[][] = [];
-    let release: () => void = () => {};
-    const writer = new EventWriter(async (batch) => {
-      writes.push(seqsOf(batch));
-      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-    }, 60_000);
+    const { writer, writes, release } = heldWriter(60_000);
     push(writer, 0, "r0");
     await new Promise((resolve) => setImmediate(resolve));
     expect(writes).toEqual([[0]]);
