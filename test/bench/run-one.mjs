@@ -1,17 +1,19 @@
 /**
- * One measured run in a fresh process: `node run-one.mjs <sdk|iterate|floor> <engine> <url> [--memory]`.
+ * One measured run in a fresh process: `node run-one.mjs <sdk|iterate|floor> <engine> <url> [--memory|--warm]`.
  * `sdk` awaits `job.result()` alone; `iterate` consumes every event with `for await` (as an
  * app that shows progress does), then takes the result.
  * Prints one JSON line: stream time (request to last delta), report length, and with
  * `--memory` (run under --expose-gc) the heap retained after GC while the finished job and
- * its result are held.
+ * its result are held. With `--warm`, the same job (or floor read) runs once untimed first, and
+ * the second one is timed: what a process that has run a job before pays (see compare.mjs).
  */
 import { createParser } from "eventsource-parser";
 import { engines, floorDelta } from "./transcripts.mjs";
 
-const [mode, engine, url, flag] = process.argv.slice(2);
+const [mode, engine, url, ...flags] = process.argv.slice(2);
 const spec = engines[engine];
-const memory = flag === "--memory";
+const memory = flags.includes("--memory");
+const warm = flags.includes("--warm");
 
 function heap() {
   globalThis.gc();
@@ -61,6 +63,7 @@ async function sdk() {
   return { report: result.report, result, job };
 }
 
+if (warm) await (sdkMode ? sdk() : floor());
 const base = memory ? heap() : 0;
 const started = performance.now();
 const outcome = sdkMode ? await sdk() : await floor();
