@@ -35,6 +35,7 @@ import type {
 import { redact, redactValue } from "./redact.js";
 import type { JobRef } from "./ref.js";
 import type { RefBinding } from "./ref-binding.js";
+import { SeenCursors } from "./seen-cursors.js";
 import type { CapCrossing, SpendMeter } from "./spend.js";
 import { toTransportError, typedTransportError } from "./transport/http.js";
 import type { SubmitRateLimit } from "./transport/rate-limit.js";
@@ -46,7 +47,7 @@ export type { ResearchResult };
 const CLOSED_BY_CONSUMER = "the event stream was closed by its consumer";
 
 /** How many opaque cursors are remembered for dedup (overlap on resume is short). */
-const RECENT_CURSORS = 512;
+const RECENT_CURSORS = 1024;
 
 /**
  * Pulls `iterator` so that an abort rejects the pending pull at once: an adapter that
@@ -214,8 +215,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #refOffset: number | undefined;
   // Dedup state.
   #lastRank = Number.NEGATIVE_INFINITY;
-  #recent = new Set<string>();
-  #older = new Set<string>();
+  #seen = new SeenCursors(RECENT_CURSORS);
   #suppress: Suppression | undefined;
   #failure: SondeError | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -531,7 +531,12 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     this.#timer.unref?.();
   }
 
-  #isDuplicate(wire: WireEvent): boolean {
+  /**
+   * Whether this wire event was delivered before: by rank when its cursor has one, else by
+   * the remembered cursors (looked up only while `lookUp`). Records it when it is new.
+   * Returns "new" for a new event with an opaque cursor, which ends the lookups of its pull.
+   */
+  #isDuplicate(wire: WireEvent, lookUp: boolean): boolean | "new" {
     const cursor = wire.cursor;
     if (cursor === undefined) return false;
     const rank = this.#session.cursorRank?.(cursor);
@@ -540,24 +545,26 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#lastRank = rank;
       return false;
     }
-    if (this.#recent.has(cursor) || this.#older.has(cursor)) return true;
-    // Two generations instead of deleting the oldest per event: at least the last
-    // RECENT_CURSORS are remembered, at most twice that.
-    if (this.#recent.size >= RECENT_CURSORS) {
-      this.#older = this.#recent;
-      this.#recent = new Set();
-    }
-    this.#recent.add(cursor);
-    return false;
+    if (lookUp && this.#seen.has(cursor)) return true;
+    this.#seen.add(cursor);
+    return "new";
   }
 
-  /** The events of one pull (a wire event or a batch of them) not seen before. */
+  /**
+   * The events of one pull (a wire event or a batch of them) not seen before. A stream is
+   * ordered, so what a resume repeats comes first: once an event with an opaque cursor is
+   * new, the rest of the pull is new too, and its cursors are recorded without a lookup.
+   */
   #fresh(pulled: WireEvent | readonly WireEvent[]): readonly WireEvent[] {
-    if (!Array.isArray(pulled)) return this.#isDuplicate(pulled as WireEvent) ? [] : [pulled as WireEvent];
+    if (!Array.isArray(pulled))
+      return this.#isDuplicate(pulled as WireEvent, true) === true ? [] : [pulled as WireEvent];
     const batch = pulled as readonly WireEvent[];
     let fresh: WireEvent[] | undefined;
+    let lookUp = true;
     for (let i = 0; i < batch.length; i++) {
-      const duplicate = this.#isDuplicate(batch[i]!);
+      const seen = this.#isDuplicate(batch[i]!, lookUp);
+      if (seen === "new") lookUp = false;
+      const duplicate = seen === true;
       // Copy only once a duplicate shows up: a batch of new events is passed on as it is.
       if (duplicate && !fresh) fresh = batch.slice(0, i);
       else if (!duplicate && fresh) fresh.push(batch[i]!);

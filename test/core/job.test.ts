@@ -45,6 +45,21 @@ describe("ResearchJob delivery", () => {
     expect(events.map((e) => e.type)).toEqual(expected.map((e) => e.type));
   });
 
+  it("drops the overlap with opaque cursors in batches, a replay longer than a batch included", async () => {
+    // Resumes re-send 12 events in reads of 8: a read of repeats only, then one that starts
+    // with repeats and goes on with new events.
+    for (const overlap of [3, 8, 12]) {
+      const s: FakeScript = { events: script(80), dropAfter: [20, 17, 30], overlap, opaque: true, batch: 8 };
+      const expected = await baseline({ ...s, batch: undefined });
+      const session = fakeSession(s);
+      const events = await collect(job(session));
+      expect(session.connects.length).toBe(4);
+      expect(reportOf(events)).toBe(reportOf(expected));
+      expect(events.map((e) => e.type)).toEqual(expected.map((e) => e.type));
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
+    }
+  });
+
   it("gives up after the retry budget when a connection never makes progress", async () => {
     const s: FakeScript = { events: script(10), dropAfter: [3, 0, 0, 0, 0, 0] };
     const j = job(fakeSession(s));

@@ -22,6 +22,8 @@ export interface FakeScript {
   resumable?: boolean;
   /** Ranked (numeric) cursors or opaque string cursors. */
   opaque?: boolean;
+  /** Yield arrays of up to this many wire events (one per network read, as real sessions do). */
+  batch?: number;
 }
 
 export function fakeSession(
@@ -48,12 +50,22 @@ export function fakeSession(
       if (cursor !== undefined) from = Math.max(0, from - (script.overlap ?? 0));
       const limit = script.dropAfter?.[n];
       let sent = 0;
+      let read: WireEvent[] = [];
       for (let i = from; i < script.events.length; i++) {
-        if (limit !== undefined && sent >= limit) throw new StreamInterruptedError("fake drop");
+        if (limit !== undefined && sent >= limit) {
+          if (read.length > 0) yield read;
+          throw new StreamInterruptedError("fake drop");
+        }
         await Promise.resolve();
-        yield { cursor: cursorOf(i), data: script.events[i] } satisfies WireEvent;
+        const wire = { cursor: cursorOf(i), data: script.events[i] } satisfies WireEvent;
         sent++;
+        if (script.batch === undefined) yield wire;
+        else if (read.push(wire) === script.batch) {
+          yield read;
+          read = [];
+        }
       }
+      if (read.length > 0) yield read;
     },
     map(wire): MappedEvent[] {
       const event = wire.data as FakeWire;
