@@ -955,8 +955,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       // suppress delivery up to the ref's position.
       let cursor: string | undefined = this.#suppress ? undefined : this.#init.ref?.cursor;
       let opened = false;
+      // Nobody sees the events one by one: sessions may join text deltas.
+      const coalesce = batched && this.#unwatched();
       while (!this.#terminal) {
-        const stream = await this.#open(cursor, signal);
+        const stream = await this.#open(cursor, signal, coalesce);
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
         try {
@@ -1134,14 +1136,16 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
    * event, so that a connection that fails before making progress consumes a retry and
    * one that made progress starts a fresh budget.
    */
-  async #open(cursor: string | undefined, signal: AbortSignal): Promise<OpenStream> {
+  async #open(cursor: string | undefined, signal: AbortSignal, coalesce: boolean): Promise<OpenStream> {
     const session = this.#session;
     // The pre-job 429 rules, loaded with the first 429 (a cold path).
     let rateLimit: SubmitRateLimit | undefined;
     const beforeJob = () => session.jobId === undefined;
     return withRetry(
       async () => {
-        const iterator = session.connect({ cursor, signal })[Symbol.asyncIterator]();
+        const iterator = session
+          .connect({ cursor, signal, ...(coalesce && { coalesce }) })
+          [Symbol.asyncIterator]();
         const puller = abortablePuller(iterator, signal);
         // With no pull in flight, return() settles at once: awaiting it releases the
         // connection (the body is cancelled) before the job settles, so a caller tearing

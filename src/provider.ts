@@ -98,6 +98,13 @@ export interface ConnectOptions {
   /** Resume after this cursor; undefined = from the start (or submit, if not yet submitted). */
   cursor: string | undefined;
   signal: AbortSignal;
+  /**
+   * Nobody watches this job's events one by one (`result()` alone, no observer, no spend
+   * cap): consecutive text deltas of one read may be handed over joined, as one wire event
+   * with the cursor of the last one it holds. The result and the ref must come out as
+   * without it. A session may ignore it.
+   */
+  coalesce?: boolean;
 }
 
 /**

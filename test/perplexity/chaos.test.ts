@@ -22,7 +22,8 @@ const errors = JSON.parse(fixtureText("perplexity", "agent-errors.json")) as Rec
 >;
 
 type Step =
-  | { kind: "stream"; fin?: number; rst?: number }
+  /** `replay`: a resume re-sends this many events before `starting_after` (as servers may). */
+  | { kind: "stream"; fin?: number; rst?: number; replay?: number }
   | { kind: "json"; status: number; body: unknown }
   | { kind: "reset" }
   | { kind: "hang" };
@@ -49,10 +50,8 @@ function serve(request: RecordedRequest, response: ServerResponse, index: number
     return;
   }
   const after = new URL(request.url, loop.url).searchParams.get("starting_after");
-  const bytes =
-    request.method === "POST"
-      ? transcript.bytes
-      : resumeBytes(transcript, after === null ? undefined : Number(after));
+  const from = after === null ? undefined : Number(after) - (step.replay ?? 0);
+  const bytes = request.method === "POST" ? transcript.bytes : resumeBytes(transcript, from);
   if (step.rst !== undefined) {
     writeThenCut(response, SSE_HEAD, bytes.subarray(0, step.rst));
     return;
@@ -215,6 +214,62 @@ describe("chaos: cut Agent API streams resume byte-identically", () => {
     expect(strip([...before.slice(0, -2), ...after])).toEqual(strip(baseline.events));
     expect((await again.result()).report).toBe(transcript.report);
     expect(requestsOfRun()).toEqual([`GET /v1/agent/${RID}?stream=true`]);
+  });
+});
+
+describe("result() alone: a read's text deltas joined, the same result and ref as an iterated job", () => {
+  const n = transcript.ends.length;
+  const picks = [0.1, 0.5, 0.9].map((f) => transcript.ends[Math.floor(n * f)]! + 7);
+  beforeAll(async () => {
+    newRun(() => ({ kind: "stream" }));
+    const job = start();
+    baseline ??= { events: await collect(job), result: await job.result() };
+  });
+
+  it.each(picks.flatMap((at) => [0, 1, 6, 40].map((replay) => ({ at, replay }))))(
+    "cut at byte $at, the resume repeating $replay events: the same report, citations and usage",
+    async ({ at, replay }) => {
+      newRun((_, index) => (index === 0 ? { kind: "stream", rst: at } : { kind: "stream", replay }));
+      const result = await start().result();
+      expect(result.report).toBe(baseline.result.report);
+      expect(result.citations).toEqual(baseline.result.citations);
+      expect(result.usage).toEqual(baseline.result.usage);
+      expect(result.status).toBe("completed");
+    },
+  );
+
+  it.each(picks)("cut at byte %i, the server then down: the same ref and partial result", async (at) => {
+    const cutThenDown = (_: RecordedRequest, index: number): Step =>
+      index === 0 ? { kind: "stream", rst: at } : { kind: "json", ...errors.internal500! };
+    const oneTry = () =>
+      new Sonde({
+        perplexity: { apiKey: "pplx-test-0123456789abcdef", baseURL: loop.url },
+        retry: { attempts: 1, minDelayMs: 1, maxDelayMs: 2 },
+        env: {},
+        // One instant for both jobs: the refs compare whole, timestamps included.
+        clock: () => new Date("2026-12-01T00:00:00Z"),
+      });
+    newRun(cutThenDown);
+    const iterated = oneTry().research.start({ model, query: "Vector DB pricing?" });
+    const seen = await collect(iterated);
+    const iteratedError = (await iterated.result().catch((e: unknown) => e)) as { partial: unknown };
+    newRun(cutThenDown);
+    const alone = oneTry().research.start({ model, query: "Vector DB pricing?" });
+    const error = (await alone.result().catch((e: unknown) => e)) as { partial: unknown };
+    expect(error.partial).toEqual(iteratedError.partial);
+    const ref = alone.toRef();
+    expect(ref).toEqual(iterated.toRef());
+    newRun(() => ({ kind: "stream" }));
+    const after = await collect(clientFor().research.attach(JSON.parse(JSON.stringify(ref)) as JobRef));
+    expect(strip([...seen.slice(0, -2), ...after])).toEqual(strip(baseline.events));
+    // Attached and read with result() alone: the replay up to the ref is joined too.
+    newRun(() => ({ kind: "stream" }));
+    const attached = await clientFor()
+      .research.attach(JSON.parse(JSON.stringify(ref)) as JobRef)
+      .result();
+    expect(attached.report).toBe(baseline.result.report);
+    expect(attached.citations).toEqual(baseline.result.citations);
+    expect(attached.usage).toEqual(baseline.result.usage);
   });
 });
 

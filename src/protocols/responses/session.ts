@@ -19,6 +19,7 @@ import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { type EventSourceMessage, parseData, readSseBatches, sseParser } from "../../transport/sse.js";
+import { DeltaRun } from "./delta-run.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
@@ -84,6 +85,12 @@ export class ResponsesSession implements EngineSession {
   /** Cursor of the streamed event that ended the job. */
   #endedAt: string | undefined;
   #jobId: string | undefined;
+  /**
+   * The connection's text deltas may be joined (`ConnectOptions.coalesce`): those ranked
+   * after `after`, the cursor it resumed from; the ones a resume repeats stay single, so
+   * that the core still drops them.
+   */
+  #coalesce: { after: number } | undefined;
   #submitted = false;
   #fallback = false;
   #earlyEnds = 0;
@@ -168,7 +175,9 @@ export class ResponsesSession implements EngineSession {
     return rank !== undefined && refRank !== undefined && rank > refRank;
   }
 
-  async *connect({ cursor, signal }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
+  async *connect({ cursor, signal, coalesce }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
+    const after = cursor === undefined ? Number.NEGATIVE_INFINITY : sequenceRank(cursor);
+    this.#coalesce = coalesce && after !== undefined ? { after } : undefined;
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -310,14 +319,17 @@ export class ResponsesSession implements EngineSession {
    */
   #decode(messages: readonly EventSourceMessage[]): { batch: WireEvent[]; ended: boolean; error?: unknown } {
     const batch: WireEvent[] = [];
+    const run = this.#coalesce && new DeltaRun(batch, this.#coalesce.after);
     for (const message of messages) {
       // Nearly every event: a text delta, read without JSON.parse (fast-json.ts: its payload,
       // the decoded event too, is built from the match); else JSON.parse builds it once, here.
       const delta = matchTextDelta(message.data);
       if (delta) {
-        batch.push(delta);
+        if (run) run.add(delta);
+        else batch.push(delta);
         continue;
       }
+      run?.end();
       let data: unknown;
       try {
         data = parseData(message, this.#provider);
@@ -337,6 +349,7 @@ export class ResponsesSession implements EngineSession {
       const type = event.type === "unknown" ? event.wireType : event.type;
       if (terminalEventTypes.has(type)) return { batch, ended: true };
     }
+    run?.end();
     return { batch, ended: false };
   }
 
