@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 //    the never-sent classification of a failed call, the pre-job 429 rules, the spend meter
 //    and cap handling (jobs with a cap), the ref tag's hashing (when a keyed job starts, in
 //    parallel with its submission), what a failed submission means, a Responses get() and
-//    cancel(). Or
+//    cancel(), the joining of a read's text deltas (delta-run.ts: result()-only Responses jobs). Or
 //  - such a bundle loads one of those cold paths up front (COLD), or the event schemas, which
 //    the core does not use (they are an internal tsup entry so that they stay in a chunk of
 //    their own), or
@@ -31,7 +31,7 @@ const GOAL_KB = 30;
 /** Cold paths that load on first use (a lazy `import()` each): none may be in what loads up front. */
 const COLD = [
   /node_modules\/(p-retry|eventsource-parser)\//,
-  /dist\/(ref-tag|spend|error-body|network|submit-failure|rate-limit|cancel|snapshot)-[A-Z0-9]+\.js$/,
+  /dist\/(ref-tag|spend|error-body|network|submit-failure|rate-limit|cancel|snapshot|delta-run)-[A-Z0-9]+\.js$/,
 ];
 
 /** Sources no engine's bundle may hold up front: the public event schemas, which the core does not use. */
@@ -93,7 +93,7 @@ async function bundle(name, source) {
 }
 
 let failed = false;
-const kb = (bytes) => (bytes / 1024).toFixed(1);
+const kb = (bytes) => (bytes / 1024).toFixed(2);
 
 const { models } = await import("../dist/catalog.js");
 /** Catalog entries an engine's bundle may hold besides its own: OpenRouter names Perplexity's as replacements. */

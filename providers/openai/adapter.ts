@@ -6,6 +6,7 @@
  */
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
+import { toolEvent } from "../../src/protocols/responses/tool-calls.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
 import type { ResearchAdapter } from "../../src/provider.js";
 import { isStreamRefused, openaiHttp } from "./http.js";
@@ -20,6 +21,7 @@ export const openaiEngine: ResponsesEngine = {
     label: "OpenAI",
     // Built-in searches are not in `usage`: the counted web_search_call items are the figure.
     usage: tokenUsageOf,
+    toolEvent,
   },
   endpoints: {
     http: openaiHttp,

@@ -37,6 +37,12 @@ export interface ResponsesDialect {
    * stream would have emitted them; undefined when the item is not a trail item of its own.
    */
   trail?(item: WireItem): MappedEvent[] | undefined;
+  /**
+   * The `tool` event of one of the provider's tool-call output items (OpenAI's file search,
+   * code interpreter and MCP calls: tool-calls.ts); undefined for other items. Without it,
+   * such items map to nothing.
+   */
+  toolEvent?(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent | undefined;
 }
 
 /** The provider's endpoints and the readings of its HTTP failures that the protocol acts on. */

@@ -15,7 +15,7 @@ import { type DeliveredPrefix, type EmittedCounts, StreamedReport } from "./repo
 import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
 import { reportOf, SourceIndex } from "./text.js";
 import { searchItemKey, ToolCounts } from "./tool-counts.js";
-import { itemState, searchEvent, toolEvent } from "./tool-events.js";
+import { itemState, searchEvent } from "./tool-events.js";
 import { isTrailItem, LiveSearches, trailOf } from "./trail.js";
 import { fetchedPagesOf, searchResultsOf, type WireItem, WireResponse } from "./wire.js";
 
@@ -67,27 +67,11 @@ const quiet = new Set([
   "response.reasoning_text.delta",
   "response.reasoning_text.done",
   "response.refusal.delta",
-  "response.web_search_call.in_progress",
-  "response.web_search_call.searching",
-  "response.web_search_call.completed",
-  "response.file_search_call.in_progress",
-  "response.file_search_call.searching",
-  "response.file_search_call.completed",
-  "response.code_interpreter_call.in_progress",
-  "response.code_interpreter_call.interpreting",
-  "response.code_interpreter_call.completed",
-  "response.code_interpreter_call_code.delta",
-  "response.code_interpreter_call_code.done",
-  "response.mcp_call.in_progress",
-  "response.mcp_call.completed",
-  "response.mcp_call.failed",
-  "response.mcp_call_arguments.delta",
-  "response.mcp_call_arguments.done",
-  "response.mcp_list_tools.in_progress",
-  "response.mcp_list_tools.completed",
-  "response.mcp_list_tools.failed",
   "response.skill.loaded",
 ]);
+/** A tool call's progress (its output item says the same): OpenAI's searches, code interpreter and MCP calls. */
+const toolProgress =
+  /^response\.(?:web_search_call|file_search_call|code_interpreter_call(?:_code)?|mcp_call(?:_arguments)?|mcp_list_tools)\.(?:in_progress|searching|interpreting|completed|failed|delta|done)$/;
 
 export class ResponseMapper {
   /** The response id, from the first event or snapshot that carried it. */
@@ -292,7 +276,7 @@ export class ResponseMapper {
       case "response.reasoning.fetch_url_results":
         return this.#traced(this.#trace.map(event));
       case "unknown":
-        if (!quiet.has(event.wireType)) {
+        if (!quiet.has(event.wireType) && !toolProgress.test(event.wireType)) {
           this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {
             type: event.wireType,
           });
@@ -325,13 +309,15 @@ export class ResponseMapper {
         return this.#setPhase("writing");
       case "web_search_call":
         return [...this.#setPhase("searching"), searchEvent(item, "started")];
-      case "file_search_call":
-        return [...this.#setPhase("searching"), toolEvent(item, "started")!];
+      case "file_search_call": {
+        const tool = this.#dialect.toolEvent?.(item, "started");
+        return [...this.#setPhase("searching"), ...(tool ? [tool] : [])];
+      }
       case "search_results":
       case "fetch_url_results":
         return [];
       default: {
-        const tool = toolEvent(item, "started");
+        const tool = this.#dialect.toolEvent?.(item, "started");
         if (tool) return [tool];
         this.#options.logger.debug(`${this.#dialect.provider}: output item ignored`, { type: item.type });
         return [];
@@ -366,7 +352,7 @@ export class ResponseMapper {
     if (item.type === "message") {
       return this.#text.messageDone(item.id);
     }
-    const tool = toolEvent(item, itemState(item));
+    const tool = this.#dialect.toolEvent?.(item, itemState(item));
     return tool ? [tool] : [];
   }
 

@@ -19,7 +19,6 @@ import { type HttpClient, submitOnce } from "../../transport/http.js";
 import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { type EventSourceMessage, parseData, readSseBatches, sseParser } from "../../transport/sse.js";
-import { DeltaRun } from "./delta-run.js";
 import type { ResponsesEngine } from "./dialect.js";
 import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
@@ -29,6 +28,16 @@ import { WireResponse } from "./wire.js";
 
 /** Streams that end cleanly without a terminal event before Sonde polls instead. */
 const MAX_EARLY_ENDS = 2;
+
+let deltaRuns: Promise<typeof import("./delta-run.js")> | undefined;
+/** delta-run.ts, loaded once (and again after a failure). */
+function deltaRun(): Promise<typeof import("./delta-run.js")> {
+  deltaRuns ??= import("./delta-run.js").catch((error: unknown) => {
+    deltaRuns = undefined;
+    throw error;
+  });
+  return deltaRuns;
+}
 
 export interface SessionInit {
   engine: ResponsesEngine;
@@ -90,7 +99,7 @@ export class ResponsesSession implements EngineSession {
    * after `after`, the cursor it resumed from; the ones a resume repeats stay single, so
    * that the core still drops them.
    */
-  #coalesce: { after: number } | undefined;
+  #coalesce: { after: number; DeltaRun: typeof import("./delta-run.js").DeltaRun } | undefined;
   #submitted = false;
   #fallback = false;
   #earlyEnds = 0;
@@ -177,7 +186,13 @@ export class ResponsesSession implements EngineSession {
 
   async *connect({ cursor, signal, coalesce }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
     const after = cursor === undefined ? Number.NEGATIVE_INFINITY : sequenceRank(cursor);
-    this.#coalesce = coalesce && after !== undefined ? { after } : undefined;
+    this.#coalesce = undefined;
+    if (coalesce && after !== undefined) {
+      // Loaded by the first result()-only job (an app that iterates never needs it); a bundle
+      // that lost the chunk only reads one delta at a time.
+      const module = await deltaRun().catch(() => undefined);
+      if (module) this.#coalesce = { after, DeltaRun: module.DeltaRun };
+    }
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -319,7 +334,7 @@ export class ResponsesSession implements EngineSession {
    */
   #decode(messages: readonly EventSourceMessage[]): { batch: WireEvent[]; ended: boolean; error?: unknown } {
     const batch: WireEvent[] = [];
-    const run = this.#coalesce && new DeltaRun(batch, this.#coalesce.after);
+    const run = this.#coalesce && new this.#coalesce.DeltaRun(batch, this.#coalesce.after);
     for (const message of messages) {
       // Nearly every event: a text delta, read without JSON.parse (fast-json.ts: its payload,
       // the decoded event too, is built from the match); else JSON.parse builds it once, here.

@@ -7,7 +7,7 @@
  */
 import type { MappedEvent } from "../../provider.js";
 import type { ResponsesDialect } from "./dialect.js";
-import { itemState, searchEvent, toolEvent } from "./tool-events.js";
+import { itemState, searchEvent } from "./tool-events.js";
 import { parseItem, type WireItem } from "./wire.js";
 
 /** Output item types that belong to the trail (Perplexity's search and fetch items are counted apart). */
@@ -80,7 +80,8 @@ export function trailOf(
     if (!isTrailItem(item)) continue;
     if (items++ < skip || (item.id && seen.has(item.id))) continue;
     const state = itemState(item);
-    const event = item.type === "web_search_call" ? searchEvent(item, state) : toolEvent(item, state);
+    const event =
+      item.type === "web_search_call" ? searchEvent(item, state) : own?.dialect.toolEvent?.(item, state);
     if (event) events.push(event);
   }
   return { events, items };
