@@ -6,11 +6,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { DeltaRun } from "../../src/protocols/responses/delta-run.js";
-import { matchTextDelta } from "../../src/protocols/responses/events.js";
+import { execTextDelta, textDeltaOf } from "../../src/protocols/responses/events.js";
 import type { WireEvent } from "../../src/provider.js";
 
 const delta = (seq: number, text: string, item = "msg_1", content = 0) =>
-  matchTextDelta(
+  execTextDelta(
     JSON.stringify({
       type: "response.output_text.delta",
       item_id: item,
@@ -30,13 +30,14 @@ describe("DeltaRun", () => {
     const out: WireEvent[] = [];
     const run = new DeltaRun(out, Number.NEGATIVE_INFINITY);
     const last = delta(13, "d");
+    const lastWire = textDeltaOf(last);
     for (const wire of [delta(10, "a"), delta(11, "b"), delta(12, "c"), last]) run.add(wire);
     run.end();
     expect(shape(out)).toEqual([
       ["12", "abc"],
       ["13", "d"],
     ]);
-    expect(out[1]).toBe(last);
+    expect(out[1]).toEqual(lastWire);
     // The joined payload keeps the part's address and the sequence number of its last delta.
     expect(out[0]!.data).toEqual({
       type: "response.output_text.delta",
@@ -54,7 +55,7 @@ describe("DeltaRun", () => {
       const run = new DeltaRun(out, Number.NEGATIVE_INFINITY);
       for (const wire of wires) run.add(wire);
       run.end();
-      expect(out).toEqual(wires);
+      expect(out).toEqual(wires.map(textDeltaOf));
     }
   });
 

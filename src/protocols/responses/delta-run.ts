@@ -1,26 +1,25 @@
 /**
  * Consecutive text deltas of one network read, joined into one wire event for a job whose
  * events nobody watches one by one (`result()` alone: see `ConnectOptions.coalesce`). The
- * mapper and the core then do their per-event work once per run instead of once per delta;
- * the report, its citations and the ref come out the same: the joined event has the cursor
- * of the last delta it holds, and a run's last delta goes on alone, so that what the mapper
- * records of the last event it mapped (its text and citations, which a ref keeps) is what it
- * records one delta at a time.
+ * mapper and the core then do their per-event work once per run instead of once per delta,
+ * and a joined delta is never built as an event of its own: only its text is read from the
+ * match. The report, its citations and the ref come out the same: the joined event has the
+ * cursor of the last delta it holds, and a run's last delta goes on alone, so that what the
+ * mapper records of the last event it mapped (its text and citations, which a ref keeps) is
+ * what it records one delta at a time.
  */
 import type { WireEvent } from "../../provider.js";
-import type { TextDelta } from "./events.js";
+import { deltaCursorOf, deltaTextOf, sameDeltaPart, type TextDelta, textDeltaOf } from "./events.js";
 import type { DecodedWireEvent } from "./mapper.js";
 import { sequenceRank } from "./spec.js";
-
-type Delta = { cursor: string | undefined; data: TextDelta; event: TextDelta };
 
 export class DeltaRun {
   readonly #out: WireEvent[];
   readonly #after: number;
-  #first: Delta | undefined;
+  #first: RegExpExecArray | undefined;
   /** The delta before the last: the last one of the joined event. */
-  #previous: Delta | undefined;
-  #last: Delta | undefined;
+  #previous: RegExpExecArray | undefined;
+  #last: RegExpExecArray | undefined;
   #texts: string[] = [];
 
   /** `out`: where runs go; `after`: deltas ranked at or below it stay single (a resume's repeats). */
@@ -29,29 +28,25 @@ export class DeltaRun {
     this.#after = after;
   }
 
-  add(delta: Delta): void {
+  /** A match of `execTextDelta`. */
+  add(match: RegExpExecArray): void {
     const last = this.#last;
-    const event = delta.event;
-    if (
-      last !== undefined &&
-      last.event.item_id === event.item_id &&
-      last.event.content_index === event.content_index &&
-      last.event.output_index === event.output_index
-    ) {
-      this.#texts.push(event.delta);
+    if (last !== undefined && sameDeltaPart(last, match)) {
+      this.#texts.push(deltaTextOf(match));
       this.#previous = last;
-      this.#last = delta;
+      this.#last = match;
       return;
     }
     this.end();
-    const rank = delta.cursor === undefined ? undefined : sequenceRank(delta.cursor);
+    const cursor = deltaCursorOf(match);
+    const rank = cursor === undefined ? undefined : sequenceRank(cursor);
     if (rank === undefined || rank <= this.#after) {
-      this.#out.push(delta);
+      this.#out.push(textDeltaOf(match));
       return;
     }
-    this.#first = this.#last = delta;
+    this.#first = this.#last = match;
     this.#previous = undefined;
-    this.#texts.push(event.delta);
+    this.#texts.push(deltaTextOf(match));
   }
 
   /** Hands over the run so far: all but its last delta joined (one as it came), then the last. */
@@ -61,14 +56,15 @@ export class DeltaRun {
     const last = this.#last;
     if (first === undefined || last === undefined) return;
     const count = this.#texts.length - 1;
-    if (count === 1) this.#out.push(first);
+    if (count === 1) this.#out.push(textDeltaOf(first));
     else if (count > 1 && previous !== undefined) {
       this.#texts.pop();
-      const event: TextDelta = { ...previous.event, delta: this.#texts.join("") };
-      const joined: DecodedWireEvent = { cursor: previous.cursor, data: event, event };
+      const wire = textDeltaOf(previous);
+      const event: TextDelta = { ...wire.event, delta: this.#texts.join("") };
+      const joined: DecodedWireEvent = { cursor: wire.cursor, data: event, event };
       this.#out.push(joined);
     }
-    this.#out.push(last);
+    this.#out.push(textDeltaOf(last));
     this.#first = this.#previous = this.#last = undefined;
     this.#texts = [];
   }

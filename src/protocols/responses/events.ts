@@ -158,11 +158,28 @@ const TEXT_DELTA = new RegExp(
  * built key for key as JSON.parse builds it (a repeated key keeps its first place and its
  * last value), and is the decoded event too, as on the general path.
  */
-export function matchTextDelta(
-  text: string,
-): { cursor: string | undefined; data: TextDelta; event: TextDelta } | undefined {
+export function matchTextDelta(text: string): MatchedDelta | undefined {
   const match = TEXT_DELTA.exec(text);
-  if (!match) return undefined;
+  return match ? textDeltaOf(match) : undefined;
+}
+
+/** A plain text delta as the wire event the session hands on (see `matchTextDelta`). */
+export type MatchedDelta = { cursor: string | undefined; data: TextDelta; event: TextDelta };
+
+/** `TEXT_DELTA`'s match of a `data:` text, or null: a delta read without building it yet (delta-run.ts). */
+export function execTextDelta(text: string): RegExpExecArray | null {
+  return TEXT_DELTA.exec(text);
+}
+
+/** Two matches are of one content part: the same `item_id`, `output_index` and `content_index` as sent. */
+export const sameDeltaPart = (a: RegExpExecArray, b: RegExpExecArray) =>
+  a[2] === b[2] && a[3] === b[3] && a[4] === b[4];
+/** A match's cursor (its `sequence_number` as sent) and text. */
+export const deltaCursorOf = (match: RegExpExecArray): string | undefined => match[10] ?? match[1];
+export const deltaTextOf = (match: RegExpExecArray): string => stringValue(match[5], match[6]);
+
+/** The wire event of a `TEXT_DELTA` match. */
+export function textDeltaOf(match: RegExpExecArray): MatchedDelta {
   const sequence = match[10] ?? match[1];
   const type = "response.output_text.delta";
   const itemId = match[2];

@@ -20,7 +20,7 @@ import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { type EventSourceMessage, parseData, readSseBatches, sseParser } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
-import { decodeStreamEvent, matchTextDelta, responseOf } from "./events.js";
+import { decodeStreamEvent, execTextDelta, responseOf, textDeltaOf } from "./events.js";
 import { type DecodedWireEvent, type EmittedCounts, type LastBatch, ResponseMapper } from "./mapper.js";
 import { sequenceRank } from "./spec.js";
 import { isTerminalWireStatus, terminalEventTypes } from "./status.js";
@@ -338,10 +338,10 @@ export class ResponsesSession implements EngineSession {
     for (const message of messages) {
       // Nearly every event: a text delta, read without JSON.parse (fast-json.ts: its payload,
       // the decoded event too, is built from the match); else JSON.parse builds it once, here.
-      const delta = matchTextDelta(message.data);
+      const delta = execTextDelta(message.data);
       if (delta) {
         if (run) run.add(delta);
-        else batch.push(delta);
+        else batch.push(textDeltaOf(delta));
         continue;
       }
       run?.end();
