@@ -24,12 +24,17 @@ export class TextBuffer {
   readonly #blocks: Block[] = [];
   #pending: string[] = [];
   #pendingUnits = 0;
-  /** Totals, pending deltas included. */
+  /** Totals: the length with every pending delta, the counts with the counted ones (`#count`). */
   #length = 0;
   #codePoints = 0;
   #bytes = 0;
   /** Where the pending deltas start, in each unit. */
   #sealed: Block = { text: "", units: 0, codePoints: 0, bytes: 0 };
+  /**
+   * How many pending deltas `#codePoints` or `#bytes` include: they are counted when asked
+   * (or sealed), each delta once, not as each arrives (most are never asked about).
+   */
+  #countedDeltas = 0;
   readonly #unit: Unit | undefined;
   #joined: string | undefined = "";
 
@@ -45,6 +50,7 @@ export class TextBuffer {
 
   /** Length in the constructor's unit (0 without one). */
   get counted(): number {
+    this.#count();
     return this.#unit === "bytes" ? this.#bytes : this.#codePoints;
   }
 
@@ -53,19 +59,30 @@ export class TextBuffer {
     this.#pending.push(delta);
     this.#pendingUnits += delta.length;
     this.#length += delta.length;
-    if (this.#unit === "codePoints") this.#codePoints += codePointLength(delta);
-    else if (this.#unit === "bytes") this.#bytes += utf8Length(delta);
     this.#joined = undefined;
     if (this.#pendingUnits >= BLOCK_UNITS) this.#seal();
   }
 
+  /** Counts the pending deltas not counted yet, one by one as they came (a surrogate pair split across two counts as two, as before). */
+  #count(): void {
+    const pending = this.#pending;
+    if (this.#unit === undefined || this.#countedDeltas === pending.length) return;
+    for (let i = this.#countedDeltas; i < pending.length; i++) {
+      if (this.#unit === "codePoints") this.#codePoints += codePointLength(pending[i]!);
+      else this.#bytes += utf8Length(pending[i]!);
+    }
+    this.#countedDeltas = pending.length;
+  }
+
   #seal(): void {
     if (this.#pending.length === 0) return;
+    this.#count();
     const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join("");
     this.#blocks.push({ ...this.#sealed, text });
     this.#sealed = { text: "", units: this.#length, codePoints: this.#codePoints, bytes: this.#bytes };
     this.#pending = [];
     this.#pendingUnits = 0;
+    this.#countedDeltas = 0;
   }
 
   /** The whole text, flat; cached until the next append. */
@@ -107,10 +124,14 @@ export class TextBuffer {
     const unit = this.#unit;
     if (unit === undefined) throw new TypeError("TextBuffer: no unit to convert from");
     if (offset <= 0) return 0;
+    this.#count();
     let block: Block;
     if (offset >= this.#sealed[unit]) {
-      // In the pending deltas, compacted to one string (shorter than a block).
-      if (this.#pending.length > 1) this.#pending = [this.#pending.join("")];
+      // In the pending deltas, compacted to one string (shorter than a block), all counted.
+      if (this.#pending.length > 1) {
+        this.#pending = [this.#pending.join("")];
+        this.#countedDeltas = 1;
+      }
       block = { ...this.#sealed, text: this.#pending[0] ?? "" };
     } else {
       // The last sealed block starting at or before `offset`.
