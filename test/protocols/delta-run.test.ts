@@ -79,6 +79,21 @@ describe("DeltaRun", () => {
     ]);
   });
 
+  it("hands an empty delta over alone, after the run before it: the run's last delta is its last text", () => {
+    const out: WireEvent[] = [];
+    const run = new DeltaRun(out, Number.NEGATIVE_INFINITY);
+    const wires = [delta(1, "a"), delta(2, "b"), delta(3, "c"), delta(4, ""), delta(5, "d"), delta(6, "")];
+    for (const wire of wires) run.add(wire);
+    run.end();
+    expect(shape(out)).toEqual([
+      ["2", "ab"],
+      ["3", "c"],
+      ["4", ""],
+      ["5", "d"],
+      ["6", ""],
+    ]);
+  });
+
   it("keeps what a resume repeats single: deltas ranked at or below the cursor resumed from", () => {
     const out: WireEvent[] = [];
     const run = new DeltaRun(out, 12);

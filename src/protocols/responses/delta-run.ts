@@ -30,9 +30,12 @@ export class DeltaRun {
 
   /** A match of `execTextDelta`. */
   add(match: RegExpExecArray): void {
+    const text = deltaTextOf(match);
     const last = this.#last;
-    if (last !== undefined && sameDeltaPart(last, match)) {
-      this.#texts.push(deltaTextOf(match));
+    // An empty delta maps to nothing: as a run's last one it would leave the mapper's last
+    // batch at the joined event (a ref's `resume.last`), so it ends the run and goes alone.
+    if (last !== undefined && text !== "" && sameDeltaPart(last, match)) {
+      this.#texts.push(text);
       this.#previous = last;
       this.#last = match;
       return;
@@ -40,13 +43,13 @@ export class DeltaRun {
     this.end();
     const cursor = deltaCursorOf(match);
     const rank = cursor === undefined ? undefined : sequenceRank(cursor);
-    if (rank === undefined || rank <= this.#after) {
+    if (text === "" || rank === undefined || rank <= this.#after) {
       this.#out.push(textDeltaOf(match));
       return;
     }
     this.#first = this.#last = match;
     this.#previous = undefined;
-    this.#texts.push(deltaTextOf(match));
+    this.#texts.push(text);
   }
 
   /** Hands over the run so far: all but its last delta joined (one as it came), then the last. */
