@@ -533,10 +533,11 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /**
    * Whether this wire event was delivered before: by rank when its cursor has one, else by
-   * the remembered cursors (looked up only while `lookUp`). Records it when it is new.
-   * Returns "new" for a new event with an opaque cursor, which ends the lookups of its pull.
+   * the remembered cursors: all of them (`true`), a snapshot of them that the events of this
+   * pull are added to (a set), or none (`false`). Records it when it is new, and then
+   * returns "new" for an opaque cursor.
    */
-  #isDuplicate(wire: WireEvent, lookUp: boolean): boolean | "new" {
+  #isDuplicate(wire: WireEvent, lookUp: boolean | Set<string>): boolean | "new" {
     const cursor = wire.cursor;
     if (cursor === undefined) return false;
     const rank = this.#session.cursorRank?.(cursor);
@@ -545,25 +546,28 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       this.#lastRank = rank;
       return false;
     }
-    if (lookUp && this.#seen.has(cursor)) return true;
+    if (lookUp === true ? this.#seen.has(cursor) : lookUp !== false && lookUp.has(cursor)) return true;
+    if (typeof lookUp === "object") lookUp.add(cursor);
     this.#seen.add(cursor);
     return "new";
   }
 
   /**
    * The events of one pull (a wire event or a batch of them) not seen before. A stream is
-   * ordered, so what a resume repeats comes first: once an event with an opaque cursor is
-   * new, the rest of the pull is new too, and its cursors are recorded without a lookup.
+   * ordered, so what a resume repeats comes first: a connection's first pull (`first`) is
+   * looked up event by event (a session may put something new, such as a notice of the
+   * reconnection, before what it repeats); in a later one, once an event with an opaque
+   * cursor is new, the rest of the pull is new too and its cursors are only recorded.
    */
-  #fresh(pulled: WireEvent | readonly WireEvent[]): readonly WireEvent[] {
+  #fresh(pulled: WireEvent | readonly WireEvent[], first: boolean): readonly WireEvent[] {
     if (!Array.isArray(pulled))
       return this.#isDuplicate(pulled as WireEvent, true) === true ? [] : [pulled as WireEvent];
     const batch = pulled as readonly WireEvent[];
     let fresh: WireEvent[] | undefined;
-    let lookUp = true;
+    let lookUp: boolean | Set<string> = first ? this.#seen.snapshot() : true;
     for (let i = 0; i < batch.length; i++) {
       const seen = this.#isDuplicate(batch[i]!, lookUp);
-      if (seen === "new") lookUp = false;
+      if (seen === "new" && lookUp === true) lookUp = false;
       const duplicate = seen === true;
       // Copy only once a duplicate shows up: a batch of new events is passed on as it is.
       if (duplicate && !fresh) fresh = batch.slice(0, i);
@@ -1160,6 +1164,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         // The rest of the last pull's batch: taken without an async step (one per network read).
         let batch: readonly WireEvent[] = [];
         let at = 0;
+        let pulls = 0;
         const take = (): WireEvent | undefined => (at < batch.length ? batch[at++] : undefined);
         const next = async (): Promise<WireEvent | undefined> => {
           const buffered = take();
@@ -1168,7 +1173,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             while (true) {
               const step = await puller.next();
               if (step.done) return undefined;
-              const fresh = this.#fresh(step.value);
+              const fresh = this.#fresh(step.value, pulls++ === 0);
               if (fresh.length > 0) {
                 batch = fresh;
                 at = 1;

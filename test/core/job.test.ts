@@ -6,7 +6,7 @@ import {
   StreamInterruptedError,
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
-import type { EngineSession } from "../../src/provider.js";
+import type { EngineSession, MappedEvent, WireEvent } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { collectEvents, type FakeScript, fakeJob, fakeSession, script } from "../helpers/fake-engine.js";
 
@@ -58,6 +58,47 @@ describe("ResearchJob delivery", () => {
       expect(events.map((e) => e.type)).toEqual(expected.map((e) => e.type));
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i));
     }
+  });
+
+  it("opaque cursors: a reconnection's first read that puts something new before what it repeats", async () => {
+    // The session yields, on reconnecting, a notice with a new cursor and then the replay,
+    // in one array (its first read), or one by one: the same report either way.
+    const session = (batched: boolean): EngineSession => {
+      let connects = 0;
+      let known: string | undefined;
+      const all: WireEvent[] = [
+        { cursor: "c", data: "created" },
+        ...Array.from({ length: 6 }, (_, i) => ({ cursor: `t${i}`, data: `w${i} ` })),
+        { cursor: "end", data: "end" },
+      ];
+      return {
+        get jobId() {
+          return known;
+        },
+        resumable: true,
+        resumeState: () => ({}),
+        async *connect() {
+          const n = connects++;
+          const events =
+            n === 0 ? all.slice(0, 4) : [{ cursor: `hello${n}`, data: "hello" }, ...all.slice(2)];
+          if (batched) yield events;
+          else yield* events;
+          if (n === 0) throw new StreamInterruptedError("drop");
+        },
+        map(wire): MappedEvent[] {
+          if (wire.data === "created") {
+            known = "job_1";
+            return [{ type: "created", jobId: "job_1", provider: "openai", model: "openai:gpt-5.5-pro" }];
+          }
+          if (wire.data === "hello") return [{ type: "status", status: "running" }];
+          if (wire.data === "end") return [{ type: "status", status: "completed" }];
+          return [{ type: "text", delta: wire.data as string }];
+        },
+      };
+    };
+    const one = await job(session(false)).result();
+    expect(one.report).toBe("w0 w1 w2 w3 w4 w5 ");
+    expect((await job(session(true)).result()).report).toBe(one.report);
   });
 
   it("gives up after the retry budget when a connection never makes progress", async () => {
