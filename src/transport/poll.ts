@@ -1,5 +1,6 @@
 import type { ProviderName } from "../events.js";
 import type { Logger, RetryPolicy, WireEvent } from "../provider.js";
+import { FINAL_CURSOR } from "./final-cursor.js";
 import { type HttpClient, typedTransportError } from "./http.js";
 import { parseRetryAfter, pollDelay, sleep, withRetry } from "./retry.js";
 
@@ -82,12 +83,7 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
   }
 }
 
-/**
- * The cursor of a poll-only job's terminal snapshot. Poll snapshots have no resume
- * token of their own; giving the final one a fixed cursor lets a ref taken while its
- * events were being delivered (cursor + cursorOffset) resume exactly after them.
- */
-export const FINAL_CURSOR = "final";
+export { FINAL_CURSOR };
 
 /** `pollUntilTerminal` as wire events: heartbeats without a cursor, the terminal snapshot under `FINAL_CURSOR`. */
 export async function* pollWire<T>(options: PollOptions<T>): AsyncGenerator<WireEvent> {

@@ -15,8 +15,8 @@ import type {
   WireEvent,
 } from "../../provider.js";
 import { UNCOMPILED } from "../../transport/fast-json.js";
+import { FINAL_CURSOR } from "../../transport/final-cursor.js";
 import { type HttpClient, submitOnce } from "../../transport/http.js";
-import { FINAL_CURSOR, pollUntilTerminal } from "../../transport/poll.js";
 import { parseRetryAfter } from "../../transport/retry.js";
 import { type EventSourceMessage, parseData, readSseBatches, sseParser } from "../../transport/sse.js";
 import type { ResponsesEngine } from "./dialect.js";
@@ -370,6 +370,8 @@ export class ResponsesSession implements EngineSession {
 
   async *#poll(signal: AbortSignal, immediate: boolean): AsyncGenerator<WireEvent> {
     const path = this.#engine.endpoints.responsePath(this.#context, this.jobId!);
+    // The poller loads with the first poll: most streamed jobs never poll.
+    const { pollUntilTerminal } = await import("../../transport/poll.js");
     const snapshots = pollUntilTerminal({
       provider: this.#provider,
       fetch: async (pollSignal) => {
