@@ -142,6 +142,29 @@ export const cases: Record<string, (kit: RuntimeKit) => Promise<unknown>> = {
     clean: await run(openai(kit, "openai-stream").research.start({ model: STREAM_MODEL, query: QUERY })),
     dropped: await run(openai(kit, "openai-drop").research.start({ model: STREAM_MODEL, query: QUERY })),
   }),
+  "openai: result() alone over a dropped stream": async (kit) => {
+    // Nobody iterates: the session joins each read's text deltas (loaded on first use).
+    const alone = await openai(kit, "openai-alone")
+      .research.start({ model: STREAM_MODEL, query: QUERY })
+      .result();
+    const iterated = await run(
+      openai(kit, "openai-stream").research.start({ model: STREAM_MODEL, query: QUERY }),
+    );
+    return {
+      alone: {
+        report: alone.report,
+        status: alone.status,
+        citations: alone.citations.length,
+        usage: { costUSD: alone.usage.costUSD, costSource: alone.usage.costSource },
+      },
+      iterated: {
+        report: iterated.report,
+        status: iterated.status,
+        citations: iterated.citations,
+        usage: iterated.usage,
+      },
+    };
+  },
   "openai: poll-only job": (kit) =>
     run(openai(kit, "openai-poll").research.start({ model: POLL_MODEL, query: QUERY })),
   "openai: cancel a running job": (kit) =>

@@ -88,9 +88,15 @@ function openai(
   response: ServerResponse,
 ): boolean {
   const url = new URL(request.url, "http://127.0.0.1");
-  if (scenario === "openai-stream" || scenario === "openai-drop" || scenario === "openai-ref") {
+  if (
+    scenario === "openai-stream" ||
+    scenario === "openai-drop" ||
+    scenario === "openai-alone" ||
+    scenario === "openai-ref"
+  ) {
     if (request.method === "POST" && path === "/v1/responses") {
-      if (scenario === "openai-drop") sendThenDrop(response, openaiTranscript.bytes.subarray(0, openaiCut));
+      if (scenario === "openai-drop" || scenario === "openai-alone")
+        sendThenDrop(response, openaiTranscript.bytes.subarray(0, openaiCut));
       else sendSse(response, openaiTranscript.bytes);
       return true;
     }

@@ -119,6 +119,16 @@ const checks: Record<string, (observed: never, runtime: Runtime) => void> = {
     expect(observed.clean.citations).toBeGreaterThan(0);
     expect(fakes.requests(runtime, "openai-drop").some((r) => r.includes("starting_after="))).toBe(true);
   },
+  "openai: result() alone over a dropped stream": (
+    observed: { alone: unknown; iterated: unknown },
+    runtime,
+  ) => {
+    expect(observed.alone).toEqual(observed.iterated);
+    expect(observed.alone).toMatchObject({ report: openaiTranscript.report, status: "completed" });
+    const requests = fakes.requests(runtime, "openai-alone");
+    expect(requests.filter((r) => r.startsWith("POST"))).toHaveLength(1);
+    expect(requests.some((r) => r.startsWith("GET") && r.includes("starting_after="))).toBe(true);
+  },
   "openai: poll-only job": (observed: Run, runtime) => {
     expect(observed.report).toBe(openaiPoll.expected.report);
     expect(observed.status).toBe("completed");

@@ -190,7 +190,14 @@ export class ResponsesSession implements EngineSession {
     if (coalesce && after !== undefined) {
       // Loaded by the first result()-only job (an app that iterates never needs it); a bundle
       // that lost the chunk only reads one delta at a time.
-      const module = await deltaRun().catch(() => undefined);
+      const module = await deltaRun().catch((error: unknown) => {
+        this.#context.logger.debug(
+          `${this.#provider}: delta-run.js did not load; reading deltas one by one`,
+          {
+            error: (error as Error)?.message,
+          },
+        );
+      });
       if (module) this.#coalesce = { after, DeltaRun: module.DeltaRun };
     }
     if (this.jobId === undefined) {
