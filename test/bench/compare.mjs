@@ -117,10 +117,38 @@ if (WARM) {
   console.table(warmRows);
 }
 
+/**
+ * `result()` on two transcripts in the same rounds, alternating which goes first, so that a
+ * drift of the shared machine's speed hits both alike (run one after the other, a drift
+ * between them moved their ratio by ±0.15).
+ */
+async function paired(first, second, deltas) {
+  const runs = [first, second].map((engine) => ({
+    engine,
+    ...engines[engine].transcript(deltas),
+    times: [],
+  }));
+  const servers = await Promise.all(runs.map((r) => serve(r.body)));
+  try {
+    for (let i = 0; i < RUNS; i++) {
+      for (const k of i % 2 ? [1, 0] : [0, 1]) {
+        const line = await once("sdk", runs[k].engine, servers[k].url);
+        if (line.chars !== runs[k].report.length)
+          throw new Error(
+            `sdk ${runs[k].engine}: report of ${line.chars}, expected ${runs[k].report.length}`,
+          );
+        runs[k].times.push(line.ms);
+      }
+    }
+  } finally {
+    await Promise.all(servers.map((server) => server.close()));
+  }
+  return runs.map((r) => ({ sdk: median(r.times) }));
+}
+
 if (CITATIONS) {
   const citationDeltas = DELTAS * 2;
-  const cited = await sideBySide("perplexity-citations", citationDeltas, ["sdk"]);
-  const plain = await sideBySide("perplexity-plain", citationDeltas, ["sdk"]);
+  const [cited, plain] = await paired("perplexity-citations", "perplexity-plain", citationDeltas);
   console.log(
     `\nPerplexity-style unpositioned citations over OpenRouter, ${citationDeltas} deltas (target ≤ 1.20×):`,
   );
