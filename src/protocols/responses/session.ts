@@ -100,6 +100,8 @@ export class ResponsesSession implements EngineSession {
    * that the core still drops them.
    */
   #coalesce: { after: number; DeltaRun: typeof import("./delta-run.js").DeltaRun } | undefined;
+  /** delta-run.js loading for this connection: awaited before its first read is decoded. */
+  #joining: Promise<unknown> | undefined;
   #submitted = false;
   #fallback = false;
   #earlyEnds = 0;
@@ -187,19 +189,26 @@ export class ResponsesSession implements EngineSession {
   async *connect({ cursor, signal, coalesce }: ConnectOptions): AsyncGenerator<WireEvent | WireEvent[]> {
     const after = cursor === undefined ? Number.NEGATIVE_INFINITY : sequenceRank(cursor);
     this.#coalesce = undefined;
-    if (coalesce && after !== undefined) {
-      // Loaded by the first result()-only job (an app that iterates never needs it); a bundle
-      // that lost the chunk only reads one delta at a time.
-      const module = await deltaRun().catch((error: unknown) => {
-        this.#context.logger.debug(
-          `${this.#provider}: delta-run.js did not load; reading deltas one by one`,
-          {
-            error: (error as Error)?.message,
-          },
-        );
-      });
-      if (module) this.#coalesce = { after, DeltaRun: module.DeltaRun };
-    }
+    // Loaded by the first result()-only job (an app that iterates never needs it), while the
+    // request is on its way; a bundle that lost the chunk only reads one delta at a time.
+    const joining: Promise<unknown> | undefined =
+      coalesce && after !== undefined
+        ? deltaRun().then(
+            (module) => {
+              // Only for this connection (an earlier one's load may settle late).
+              if (this.#joining === joining) this.#coalesce = { after, DeltaRun: module.DeltaRun };
+            },
+            (error: unknown) => {
+              this.#context.logger.debug(
+                `${this.#provider}: delta-run.js did not load; reading deltas one by one`,
+                {
+                  error: (error as Error)?.message,
+                },
+              );
+            },
+          )
+        : undefined;
+    this.#joining = joining;
     if (this.jobId === undefined) {
       if (this.#submitted) {
         // The core retries before an id only after errors that prove nothing was created, and
@@ -316,6 +325,7 @@ export class ResponsesSession implements EngineSession {
 
   /** One array of wire events per network read (see `readSseBatches`). */
   async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent[]> {
+    await this.#joining;
     for await (const messages of readSseBatches(response, {
       provider: this.#provider,
       idleTimeoutMs: this.#context.idleTimeoutMs,
