@@ -100,7 +100,7 @@ export class ResponsesSession implements EngineSession {
    * that the core still drops them.
    */
   #coalesce: { after: number; DeltaRun: typeof import("./delta-run.js").DeltaRun } | undefined;
-  /** delta-run.js loading for this connection: awaited before its first read is decoded. */
+  /** delta-run.js loading for this connection (an earlier connection's must not set `#coalesce`). */
   #joining: Promise<unknown> | undefined;
   #submitted = false;
   #fallback = false;
@@ -190,7 +190,8 @@ export class ResponsesSession implements EngineSession {
     const after = cursor === undefined ? Number.NEGATIVE_INFINITY : sequenceRank(cursor);
     this.#coalesce = undefined;
     // Loaded by the first result()-only job (an app that iterates never needs it), while the
-    // request is on its way; a bundle that lost the chunk only reads one delta at a time.
+    // request is on its way. Reads are not held for it (a reset discards a body's unread
+    // bytes): until it is there, and in a bundle that lost it, deltas go one at a time.
     const joining: Promise<unknown> | undefined =
       coalesce && after !== undefined
         ? deltaRun().then(
@@ -325,7 +326,6 @@ export class ResponsesSession implements EngineSession {
 
   /** One array of wire events per network read (see `readSseBatches`). */
   async *#read(response: Response, signal: AbortSignal): AsyncGenerator<WireEvent[]> {
-    await this.#joining;
     for await (const messages of readSseBatches(response, {
       provider: this.#provider,
       idleTimeoutMs: this.#context.idleTimeoutMs,
