@@ -12,6 +12,7 @@ import type { ResearchJob } from "../../src/job.js";
 import type { JobRef } from "../../src/ref.js";
 import { FINAL_CURSOR } from "../../src/transport/poll.js";
 import { type Loopback, type RecordedRequest, startLoopback, writeThenCut } from "../helpers/loopback.js";
+import { cutReadBothWays } from "../helpers/read-both-ways.js";
 import {
   collect,
   expectSeqStrictlyIncreasing,
@@ -262,17 +263,10 @@ describe("result() alone counts text without building events: the same ref and r
     { why: "on an event boundary", at: transcript.ends[2100]! },
     { why: "late in the text", at: transcript.ends.at(-4)! + 40 },
   ])("cut $why: ref, partial result and what an attach delivers", async ({ at }) => {
-    newRun(cutThenDown(at));
-    const iterated = start(oneTry());
-    const seen = await collect(iterated);
-    const iteratedError = (await iterated.result().catch((e: unknown) => e)) as { partial: unknown };
-
-    newRun(cutThenDown(at));
-    const alone = start(oneTry());
-    const error = (await alone.result().catch((e: unknown) => e)) as { partial: unknown };
-    expect(error.partial).toEqual(iteratedError.partial);
-    const ref = alone.toRef();
-    expect(ref).toEqual(iterated.toRef());
+    const { seen, ref } = await cutReadBothWays(
+      () => newRun(cutThenDown(at)),
+      () => start(oneTry()),
+    );
 
     newRun(() => ({ kind: "stream" }));
     const after = await collect(clientFor().research.attach(JSON.parse(JSON.stringify(ref)) as JobRef));

@@ -9,6 +9,7 @@ import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndeterminateSubmissionError, type JobRef, type ResearchEvent, Sonde } from "../../src/index.js";
 import { type Loopback, type RecordedRequest, startLoopback, writeThenCut } from "../helpers/loopback.js";
+import { cutReadBothWays } from "../helpers/read-both-ways.js";
 import { lastCompleteEvent, prng, resumeBytes } from "../openai/transcript.js";
 import { collect, fastRetry, fixtureText } from "./helpers.js";
 import { agentTranscript, AGENT_RESPONSE_ID as RID } from "./transcript.js";
@@ -249,16 +250,10 @@ describe("result() alone: a read's text deltas joined, the same result and ref a
         // One instant for both jobs: the refs compare whole, timestamps included.
         clock: () => new Date("2026-12-01T00:00:00Z"),
       });
-    newRun(cutThenDown);
-    const iterated = oneTry().research.start({ model, query: "Vector DB pricing?" });
-    const seen = await collect(iterated);
-    const iteratedError = (await iterated.result().catch((e: unknown) => e)) as { partial: unknown };
-    newRun(cutThenDown);
-    const alone = oneTry().research.start({ model, query: "Vector DB pricing?" });
-    const error = (await alone.result().catch((e: unknown) => e)) as { partial: unknown };
-    expect(error.partial).toEqual(iteratedError.partial);
-    const ref = alone.toRef();
-    expect(ref).toEqual(iterated.toRef());
+    const { seen, ref } = await cutReadBothWays(
+      () => newRun(cutThenDown),
+      () => oneTry().research.start({ model, query: "Vector DB pricing?" }),
+    );
     newRun(() => ({ kind: "stream" }));
     const after = await collect(clientFor().research.attach(JSON.parse(JSON.stringify(ref)) as JobRef));
     expect(strip([...seen.slice(0, -2), ...after])).toEqual(strip(baseline.events));

@@ -25,6 +25,15 @@ const delta = (seq: number, text: string, item = "msg_1", content = 0) =>
 const shape = (out: WireEvent[]) =>
   out.map((wire) => [wire.cursor, (wire.data as { delta: string }).delta] as const);
 
+/** What a run hands over for these deltas of one read, as cursor and text. */
+function joined(deltas: RegExpExecArray[], after = Number.NEGATIVE_INFINITY) {
+  const out: WireEvent[] = [];
+  const run = new DeltaRun(out, after);
+  for (const wire of deltas) run.add(wire);
+  run.end();
+  return shape(out);
+}
+
 describe("DeltaRun", () => {
   it("joins a run but its last delta, which goes on alone with its own payload", () => {
     const out: WireEvent[] = [];
@@ -60,8 +69,6 @@ describe("DeltaRun", () => {
   });
 
   it("breaks a run where the content part changes", () => {
-    const out: WireEvent[] = [];
-    const run = new DeltaRun(out, Number.NEGATIVE_INFINITY);
     const wires = [
       delta(1, "a"),
       delta(2, "b"),
@@ -69,9 +76,7 @@ describe("DeltaRun", () => {
       delta(4, "x", "msg_1", 1),
       delta(5, "y", "msg_2", 1),
     ];
-    for (const wire of wires) run.add(wire);
-    run.end();
-    expect(shape(out)).toEqual([
+    expect(joined(wires)).toEqual([
       ["2", "ab"],
       ["3", "c"],
       ["4", "x"],
@@ -80,12 +85,8 @@ describe("DeltaRun", () => {
   });
 
   it("hands an empty delta over alone, after the run before it: the run's last delta is its last text", () => {
-    const out: WireEvent[] = [];
-    const run = new DeltaRun(out, Number.NEGATIVE_INFINITY);
     const wires = [delta(1, "a"), delta(2, "b"), delta(3, "c"), delta(4, ""), delta(5, "d"), delta(6, "")];
-    for (const wire of wires) run.add(wire);
-    run.end();
-    expect(shape(out)).toEqual([
+    expect(joined(wires)).toEqual([
       ["2", "ab"],
       ["3", "c"],
       ["4", ""],
@@ -95,11 +96,8 @@ describe("DeltaRun", () => {
   });
 
   it("keeps what a resume repeats single: deltas ranked at or below the cursor resumed from", () => {
-    const out: WireEvent[] = [];
-    const run = new DeltaRun(out, 12);
-    for (let seq = 10; seq <= 16; seq++) run.add(delta(seq, String(seq % 10)));
-    run.end();
-    expect(shape(out)).toEqual([
+    const wires = [10, 11, 12, 13, 14, 15, 16].map((seq) => delta(seq, String(seq % 10)));
+    expect(joined(wires, 12)).toEqual([
       ["10", "0"],
       ["11", "1"],
       ["12", "2"],
