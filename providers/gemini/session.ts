@@ -12,8 +12,9 @@ import {
 } from "../../src/errors.js";
 import type { ConnectOptions, EngineSession, MappedEvent, ProviderContext } from "../../src/provider.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
+import { FINAL_CURSOR } from "../../src/transport/final-cursor.js";
 import { type HttpClient, submitOnce } from "../../src/transport/http.js";
-import { FINAL_CURSOR, pollUntilTerminal } from "../../src/transport/poll.js";
+import { pollUntilTerminal } from "../../src/transport/poll.js";
 import { parseData, readSseBatches, sseParser } from "../../src/transport/sse.js";
 import { describeError } from "./errors.js";
 import { GeminiMapper, type GeminiWire, matchStepText } from "./map.js";

@@ -8,7 +8,7 @@ import { normalizeUrl } from "../../src/aggregate.js";
 import type { Citation, JobStatus } from "../../src/events.js";
 import type { Logger, MappedEvent, WireEvent } from "../../src/provider.js";
 import { UNCOMPILED } from "../../src/transport/fast-json.js";
-import { FINAL_CURSOR } from "../../src/transport/poll.js";
+import { FINAL_CURSOR } from "../../src/transport/final-cursor.js";
 import { ErrorDetail, HostedCitation, Invocation, Job, Result } from "./wire.js";
 
 /** Cursor of the terminal snapshot's batch, so a ref taken inside it resumes at the right event. */

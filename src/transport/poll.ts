@@ -83,8 +83,6 @@ export async function* pollUntilTerminal<T>(options: PollOptions<T>): AsyncGener
   }
 }
 
-export { FINAL_CURSOR };
-
 /** `pollUntilTerminal` as wire events: heartbeats without a cursor, the terminal snapshot under `FINAL_CURSOR`. */
 export async function* pollWire<T>(options: PollOptions<T>): AsyncGenerator<WireEvent> {
   for await (const snapshot of pollUntilTerminal(options)) {

@@ -12,7 +12,7 @@ import {
   RateLimitError,
 } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
-import { FINAL_CURSOR } from "../../src/transport/poll.js";
+import { FINAL_CURSOR } from "../../src/transport/final-cursor.js";
 import { createTestServer, json, networkError, sse } from "../helpers/test-server.js";
 import {
   blocks,

@@ -10,7 +10,7 @@ import { IndeterminateSubmissionError, JobAbortedError } from "../../src/errors.
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
 import type { JobRef } from "../../src/ref.js";
-import { FINAL_CURSOR } from "../../src/transport/poll.js";
+import { FINAL_CURSOR } from "../../src/transport/final-cursor.js";
 import { type Loopback, type RecordedRequest, startLoopback, writeThenCut } from "../helpers/loopback.js";
 import { cutReadBothWays } from "../helpers/read-both-ways.js";
 import {

@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { matchStepText } from "../../providers/gemini/map.js";
 import { decodeChunk, matchContent } from "../../src/protocols/chat-completions/chunks.js";
-import { decodeStreamEvent, matchTextDelta } from "../../src/protocols/responses/events.js";
+import { decodeStreamEvent, execTextDelta, textDeltaOf } from "../../src/protocols/responses/events.js";
 
 const fixtures = new URL("../fixtures/", import.meta.url);
 
@@ -201,8 +201,9 @@ checks(
       return { delta, item_id, content_index, sequence_number };
     },
     fast(text) {
-      const wire = matchTextDelta(text);
-      if (!wire) return undefined;
+      const match = execTextDelta(text);
+      if (!match) return undefined;
+      const wire = textDeltaOf(match);
       const { delta, item_id, content_index, sequence_number } = wire.event;
       // The cursor is the digits as sent: what the general path's String(sequence_number) gives.
       expect(wire.cursor).toBe(sequence_number === undefined ? undefined : String(sequence_number));

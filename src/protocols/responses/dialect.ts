@@ -9,6 +9,7 @@ import type { Citation, ProviderName } from "../../events.js";
 import type { MappedEvent, ProviderContext, UsageReport } from "../../provider.js";
 import type { HttpClient } from "../../transport/http.js";
 import type { SourceIndex } from "./text.js";
+import type { CallState } from "./tool-events.js";
 import type { CountedUsage } from "./usage.js";
 import type { WireItem, WireUsage } from "./wire.js";
 
@@ -42,7 +43,7 @@ export interface ResponsesDialect {
    * code interpreter and MCP calls: tool-calls.ts); undefined for other items. Without it,
    * such items map to nothing.
    */
-  toolEvent?(item: WireItem, state: "started" | "completed" | "failed"): MappedEvent | undefined;
+  toolEvent?(item: WireItem, state: CallState): MappedEvent | undefined;
 }
 
 /** The provider's endpoints and the readings of its HTTP failures that the protocol acts on. */

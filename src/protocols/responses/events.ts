@@ -151,22 +151,13 @@ const TEXT_DELTA = new RegExp(
     `(,"logprobs":\\[\\])?(?:,"obfuscation":"${STRING}")?(?:,"sequence_number":(${UINT}))?\\}$`,
 );
 
-/**
- * A plain text delta read from its `data:` text (see fast-json.ts), as the wire event the
- * session hands on (its cursor: the `sequence_number` digits as sent, which are what
- * `String(sequence_number)` gives for them); undefined for anything else. The payload is
- * built key for key as JSON.parse builds it (a repeated key keeps its first place and its
- * last value), and is the decoded event too, as on the general path.
- */
-export function matchTextDelta(text: string): MatchedDelta | undefined {
-  const match = TEXT_DELTA.exec(text);
-  return match ? textDeltaOf(match) : undefined;
-}
-
-/** A plain text delta as the wire event the session hands on (see `matchTextDelta`). */
+/** A plain text delta as the wire event the session hands on (see `textDeltaOf`). */
 export type MatchedDelta = { cursor: string | undefined; data: TextDelta; event: TextDelta };
 
-/** `TEXT_DELTA`'s match of a `data:` text, or null: a delta read without building it yet (delta-run.ts). */
+/**
+ * `TEXT_DELTA`'s match of a `data:` text (see fast-json.ts), or null for anything but a plain
+ * text delta: read without building the event yet (delta-run.ts reads only its text).
+ */
 export function execTextDelta(text: string): RegExpExecArray | null {
   return TEXT_DELTA.exec(text);
 }
@@ -178,7 +169,12 @@ export const sameDeltaPart = (a: RegExpExecArray, b: RegExpExecArray) =>
 export const deltaCursorOf = (match: RegExpExecArray): string | undefined => match[10] ?? match[1];
 export const deltaTextOf = (match: RegExpExecArray): string => stringValue(match[5], match[6]);
 
-/** The wire event of a `TEXT_DELTA` match. */
+/**
+ * The wire event of a `TEXT_DELTA` match, as the session hands it on: its cursor is the
+ * `sequence_number` digits as sent (what `String(sequence_number)` gives for them). The
+ * payload is built key for key as JSON.parse builds it (a repeated key keeps its first place
+ * and its last value), and is the decoded event too, as on the general path.
+ */
 export function textDeltaOf(match: RegExpExecArray): MatchedDelta {
   const sequence = match[10] ?? match[1];
   const type = "response.output_text.delta";

@@ -3,9 +3,8 @@
  * `mcp_list_tools`) as Sonde `tool` events: the OpenAI dialect's `toolEvent`.
  */
 import type { MappedEvent } from "../../provider.js";
+import type { CallState } from "./tool-events.js";
 import type { WireItem } from "./wire.js";
-
-type CallState = "started" | "completed" | "failed";
 
 function parseArguments(value: string | null | undefined): unknown {
   if (!value) return undefined;

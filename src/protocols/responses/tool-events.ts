@@ -7,7 +7,8 @@
 import type { MappedEvent } from "../../provider.js";
 import type { WireItem } from "./wire.js";
 
-type CallState = "started" | "completed" | "failed";
+/** Where a tool call or search is. */
+export type CallState = "started" | "completed" | "failed";
 
 export function searchEvent(item: WireItem, state: CallState): MappedEvent {
   const action = item.action;
