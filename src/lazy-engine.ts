@@ -7,6 +7,7 @@
  * adapters and loads nothing lazily.
  */
 import { MissingDependencyError } from "./errors.js";
+import { loadOnce } from "./load-once.js";
 import type {
   ConnectOptions,
   EngineAttachOptions,
@@ -120,17 +121,16 @@ class LazySession implements EngineSession {
 export function lazyAdapter(spec: EngineSpec, load: () => Promise<ResearchAdapter>): ResearchAdapter {
   const { session: traits, checkStart, checkAttach, ...adapter } = spec;
   const { provider } = spec;
-  let loading: Promise<ResearchAdapter> | undefined;
+  const loadEngine = loadOnce(load);
   const engine = () =>
-    (loading ??= load().catch((cause: unknown) => {
-      loading = undefined;
+    loadEngine().catch((cause: unknown) => {
       throw new MissingDependencyError(
         "sonde",
         `${provider}: Sonde's ${provider} engine failed to load (${(cause as Error)?.message ?? cause}). ` +
           `Reinstall sonde, or check that your bundler kept its chunks; createSonde with "sonde/providers/${provider}" loads it up front.`,
         { provider, cause },
       );
-    }));
+    });
   // Started when a job is made, so the engine loads while the caller goes on; its first pull awaits it.
   const prefetch = () => void engine().catch(() => {});
   return {

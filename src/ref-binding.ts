@@ -17,23 +17,14 @@
  */
 import { RefOwnershipError } from "./errors.js";
 import type { ProviderName } from "./events.js";
+import { loadOnce } from "./load-once.js";
 import type { JobRef } from "./ref.js";
 
 type Tags = typeof import("./ref-tag.js");
-let loading: Promise<Tags> | undefined;
 let tags: Tags | undefined;
 
 /** Hashing loads with the first keyed job (see ref-tag.ts). */
-function loadTags(): Promise<Tags> {
-  loading ??= import("./ref-tag.js").then(
-    (module) => (tags = module),
-    (error: unknown) => {
-      loading = undefined; // the next job tries again
-      throw error;
-    },
-  );
-  return loading;
-}
+const loadTags = loadOnce(() => import("./ref-tag.js").then((module) => (tags = module)));
 
 /** The ref's credential tag for this key, job and owner. */
 export async function credentialTag(

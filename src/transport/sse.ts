@@ -1,6 +1,7 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import { MissingDependencyError, StreamInterruptedError } from "../errors.js";
 import type { ProviderName } from "../events.js";
+import { loadOnce } from "../load-once.js";
 import { toTransportError } from "./http.js";
 
 export type { EventSourceMessage };
@@ -38,7 +39,7 @@ export async function* readSse(response: Response, options: SseOptions): AsyncGe
   }
 }
 
-let parser: Promise<typeof import("eventsource-parser")> | undefined;
+const loadParser = loadOnce(() => import("eventsource-parser"));
 
 /**
  * The SSE parser, loaded with the first stream (a poll-only job never needs it). A streaming
@@ -46,8 +47,7 @@ let parser: Promise<typeof import("eventsource-parser")> | undefined;
  * dropped its chunk) fails the job before anything is sent, never after a job may exist.
  */
 export function sseParser(provider: ProviderName): Promise<typeof import("eventsource-parser")> {
-  parser ??= import("eventsource-parser").catch((cause: unknown) => {
-    parser = undefined;
+  return loadParser().catch((cause: unknown) => {
     throw new MissingDependencyError(
       "eventsource-parser",
       `${provider}: eventsource-parser failed to load (${(cause as Error)?.message ?? cause}); nothing was sent. ` +
@@ -55,7 +55,6 @@ export function sseParser(provider: ProviderName): Promise<typeof import("events
       { provider, cause },
     );
   });
-  return parser;
 }
 
 /**

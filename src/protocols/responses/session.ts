@@ -7,6 +7,7 @@
  */
 import type { ModelInfo } from "../../../catalog/schema.js";
 import { IndeterminateSubmissionError, SondeError, StreamInterruptedError } from "../../errors.js";
+import { loadOnce } from "../../load-once.js";
 import type {
   ConnectOptions,
   EngineSession,
@@ -29,15 +30,7 @@ import { WireResponse } from "./wire.js";
 /** Streams that end cleanly without a terminal event before Sonde polls instead. */
 const MAX_EARLY_ENDS = 2;
 
-let deltaRuns: Promise<typeof import("./delta-run.js")> | undefined;
-/** delta-run.ts, loaded once (and again after a failure). */
-function deltaRun(): Promise<typeof import("./delta-run.js")> {
-  deltaRuns ??= import("./delta-run.js").catch((error: unknown) => {
-    deltaRuns = undefined;
-    throw error;
-  });
-  return deltaRuns;
-}
+const deltaRun = loadOnce(() => import("./delta-run.js"));
 
 export interface SessionInit {
   engine: ResponsesEngine;
