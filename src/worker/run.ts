@@ -20,14 +20,7 @@ import {
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import type { CancelOutcome } from "../provider.js";
-import {
-  type AppendAnswer,
-  batchArgs,
-  type EncodedBatch,
-  type EventLog,
-  encodeJoined,
-  eventsOf,
-} from "../redis/events.js";
+import { appendRetrying, batchArgs, type EventLog, eventsOf } from "../redis/events.js";
 import { luaScript, withAppendBatch } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
@@ -683,32 +676,6 @@ export class JobRun {
     // A webhook that came while this run was going found no wake to promote: promote it now.
     if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
     return status;
-  }
-}
-
-/**
- * Sends `count` events of seqs `first`, `first + 1`, … (their stored JSON texts joined by
- * commas) with `send`, an append script (append-batch.lua); if part of them was stored before
- * (a worker that was taken over and still wrote), sends again what is past the stored end.
- * Returns the script's last answer.
- */
-export async function appendRetrying(
-  joined: string,
-  count: number,
-  first: number,
-  send: (batch: EncodedBatch) => Promise<unknown>,
-): Promise<number[]> {
-  for (;;) {
-    const answer = (await send(encodeJoined(joined, count, first))) as number[];
-    const [added, top] = answer as AppendAnswer;
-    if (added >= 0) return answer;
-    // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
-    const texts = (JSON.parse(`[${joined}]`) as unknown[])
-      .slice(top - first + 1)
-      .map((e) => JSON.stringify(e));
-    joined = texts.join(",");
-    count = texts.length;
-    first = top + 1;
   }
 }
 
