@@ -82,6 +82,15 @@ export interface StoredSoFar {
   done: boolean;
 }
 
+/** What a stream holds, from its last entry (as XREVRANGE gives it; none: an empty stream). */
+export function storedSoFar(last: [string, string[]] | undefined): StoredSoFar {
+  return {
+    // The last entry's id is 0-<its last seq + 1>: the next event's seq.
+    count: last ? Number(last[0].split("-")[1]) : 0,
+    done: last !== undefined && eventsOf(last[1]).at(-1)?.type === "done",
+  };
+}
+
 /** The job's `done` event (its stored JSON, numbered `seq`), stored with its result in one step. */
 interface FinalEvent {
   seq: number;
@@ -103,11 +112,16 @@ export const refusal = (error: unknown): error is SondeError =>
   (UnsupportedOptionError.isInstance(error) && error.option !== "model") ||
   InvalidRefError.isInstance(error);
 
-/** The `error` and `done` events of a job that failed with `error`, stored from seq `seq`. */
+/**
+ * The `error` and `done` events of a job that failed with `error`, stored after what its stream
+ * holds; none if that ends with `done` already.
+ */
 function failureEvents(
   error: { code: string; message: string; status?: number | undefined },
-  seq: number,
-): { rest: Batch; final: FinalEvent } {
+  stored: StoredSoFar,
+): { rest?: Batch; final?: FinalEvent } {
+  if (stored.done) return {};
+  const seq = stored.count;
   const reported = {
     type: "error",
     seq,
@@ -169,6 +183,13 @@ async function storeEnd(
   return status;
 }
 
+/** The engine of a job's catalog id, and its fleet slots' key if the engine has a limit. */
+function engineOf(ctx: RunContext, state: WorkerJobState) {
+  const engine = state.model.split(":")[0]!;
+  const slots = ctx.limits[engine] !== undefined ? stateKeys(ctx.prefix, state.id).slots(engine) : undefined;
+  return { engine, slots };
+}
+
 /**
  * Ends, once, a job whose request no longer validates when a run begins (e.g. its model was
  * retired after it was queued): `failed` with the typed error, an `error` and a `done` event
@@ -182,11 +203,9 @@ export async function endRefused(
   error: SondeError,
   marked: boolean,
 ): Promise<WorkerJobStatus> {
-  const keys = stateKeys(ctx.prefix, state.id);
-  if (marked) await ctx.redis.hdel(keys.state, "submittingAt");
-  const engine = state.model.split(":")[0]!;
-  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
-  const { rest, final } = stored.done ? {} : failureEvents(error, stored.count);
+  if (marked) await ctx.redis.hdel(stateKeys(ctx.prefix, state.id).state, "submittingAt");
+  const { slots } = engineOf(ctx, state);
+  const { rest, final } = failureEvents(error, stored);
   return storeEnd(ctx, state.id, slots, "failed", undefined, errorOf(error), final, rest);
 }
 
@@ -230,8 +249,7 @@ export async function giveUp(
   const state = await readState(redis, ctx.prefix, id);
   if (!state || isSettled(state.status)) return state?.status;
   const keys = stateKeys(ctx.prefix, id);
-  const engine = state.model.split(":")[0]!;
-  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
+  const { engine, slots } = engineOf(ctx, state);
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.?$/, ".");
   const reason = {
     code: SondeError.isInstance(error) ? error.code : "worker_failed",
@@ -254,9 +272,7 @@ export async function giveUp(
   }
   if (state.cancelRequestedAt) return storeEnd(ctx, id, slots, "cancelled");
   const [last] = await redis.xrevrange(ctx.events.keys(id).events, "+", "-", "COUNT", 1);
-  const count = last ? Number(last[0].split("-")[1]) : 0;
-  const done = last !== undefined && eventsOf(last[1]).at(-1)?.type === "done";
-  const { rest, final } = done ? {} : failureEvents(reason, count);
+  const { rest, final } = failureEvents(reason, storedSoFar(last));
   return storeEnd(ctx, id, slots, "failed", undefined, reason, final, rest);
 }
 
@@ -406,7 +422,7 @@ export class JobRun {
 
   /** Ends the job `failed` with `error`, before anything of it ran: an `error` and a `done` event, once. */
   #failed(error: SondeError) {
-    const { rest, final } = this.#stored.done ? {} : failureEvents(error, this.#stored.count);
+    const { rest, final } = failureEvents(error, this.#stored);
     return this.#finish("failed", undefined, errorOf(error), final, rest);
   }
 
