@@ -167,6 +167,13 @@ export async function appendRetrying(
   }
 }
 
+/** A job's keys (EventLog.keys); sonde/worker names its state and `ended` stream with these too. */
+export const jobKeys = (prefix: string, jobId: string) => ({
+  events: `${prefix}events:{${jobId}}`,
+  state: `${prefix}job:{${jobId}}`,
+  ended: `${prefix}ended:{${jobId}}`,
+});
+
 /**
  * A job's events in Redis, written once per `seq` and read live or after the fact.
  * @example
@@ -179,11 +186,7 @@ export async function appendRetrying(
 export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
   const prefix = options.prefix ?? "sonde:";
   const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
-  const keys = (jobId: string) => ({
-    events: `${prefix}events:{${jobId}}`,
-    state: `${prefix}job:{${jobId}}`,
-    ended: `${prefix}ended:{${jobId}}`,
-  });
+  const keys = (jobId: string) => jobKeys(prefix, jobId);
   const parse = (fields: string[]) => eventsOf(fields);
   // A blocking read holds its connection: each tail borrows one of its own.
   const connections = blockingConnections(redis);
