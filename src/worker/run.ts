@@ -347,11 +347,18 @@ export class JobRun {
    * slot until such a run would be over, since it may be running at the provider.
    */
   async #indeterminate(sentAt: string, message: string) {
-    if (this.#limit !== undefined) {
-      await this.#ctx.redis.zadd(this.#keys.slots(this.#provider), "XX", this.#lapse(sentAt), this.#id);
-      this.#keepSlot = true;
-    }
+    await this.#keepSlotUntilLapse(sentAt);
     return this.#finish("indeterminate", undefined, { code: "indeterminate_submission", message });
+  }
+
+  /**
+   * With a fleet limit, keeps this job's slot past its end until a run submitted at `since`
+   * (ISO) would be over: a job no longer followed may still be running at the provider.
+   */
+  async #keepSlotUntilLapse(since: string) {
+    if (this.#limit === undefined) return;
+    await this.#ctx.redis.zadd(this.#keys.slots(this.#provider), "XX", this.#lapse(since), this.#id);
+    this.#keepSlot = true;
   }
 
   /** When the slot of this job, submitted at `since` (ISO), lapses if it is no longer followed. */
@@ -380,15 +387,7 @@ export class JobRun {
         // can no longer be followed. It may be running at the provider, so a fleet limit keeps
         // counting it until such a run would be over.
         if (!refusal(error)) throw error;
-        if (this.#limit !== undefined) {
-          await redis.zadd(
-            this.#keys.slots(this.#provider),
-            "XX",
-            this.#lapse(state.ref.createdAt),
-            this.#id,
-          );
-          this.#keepSlot = true;
-        }
+        await this.#keepSlotUntilLapse(state.ref.createdAt);
         return this.#failed(error);
       }
     }
