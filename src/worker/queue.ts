@@ -26,10 +26,11 @@ import {
   stateKeys,
   type WorkerJobState,
   type WorkerJobStatus,
+  withFinalStatuses,
 } from "./state.js";
 
 const bindRequest = luaScript(bindRequestSource);
-const resumeJob = luaScript(resumeSource);
+const resumeJob = luaScript(withFinalStatuses(resumeSource));
 
 export const DEFAULT_QUEUE = "sonde-research";
 

@@ -19,9 +19,10 @@ import {
   stateKeys,
   stateOf,
   type WorkerJobState,
+  withFinalStatuses,
 } from "./state.js";
 
-const readSettled = luaScript(readSettledSource);
+const readSettled = luaScript(withFinalStatuses(readSettledSource));
 
 /** A queued job that ended: its state and, if it produced one, its result. */
 export interface SettledJob {

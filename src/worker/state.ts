@@ -59,6 +59,13 @@ export const DAY_MS = 86_400_000;
 /** How long a queued job's state lives from its last write (and after its end, by default). */
 export const STATE_TTL_MS = 7 * DAY_MS;
 
+/**
+ * `source` with `FINAL`, a Lua set of FINAL_STATUSES, defined in front of it: the worker's
+ * scripts test a status against the same list as this module.
+ */
+export const withFinalStatuses = (source: string) =>
+  `local FINAL = {${FINAL_STATUSES.map((status) => `['${status}'] = true`).join(", ")}}\n${source}`;
+
 /** The statuses `queue.settled(id)` returns at: the final ones and `deferred`. */
 export const isSettled = (status: WorkerJobStatus) =>
   status === "deferred" || FINAL_STATUSES.includes(status);

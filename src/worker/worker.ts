@@ -27,9 +27,9 @@ import {
   storedSoFar,
   unmark,
 } from "./run.js";
-import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf } from "./state.js";
+import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf, withFinalStatuses } from "./state.js";
 
-const beginRun = luaScript(beginRunSource);
+const beginRun = luaScript(withFinalStatuses(beginRunSource));
 
 export interface WorkerSetup {
   redis: Redis;
