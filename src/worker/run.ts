@@ -6,7 +6,7 @@
  * finished, waiting for its next wake, deferred, or indeterminate.
  */
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
 import {
   IndeterminateSubmissionError,
@@ -230,6 +230,29 @@ export function slotLapse(ctx: RunContext, model: string, since: number, maxDura
 }
 
 /**
+ * Defers a job: runs `multi` with its status and `fields` (the error, …), the `ended` entry
+ * that wakes waiters and, with `slots`, its fleet slot kept until `lapse` (ms), or given back
+ * without one (nothing of it runs at the provider).
+ */
+async function storeDeferral(
+  multi: ChainableCommander,
+  keys: ReturnType<typeof stateKeys>,
+  id: string,
+  fields: Record<string, string | number>,
+  slots: string | undefined,
+  lapse: number | undefined,
+) {
+  multi.hset(keys.state, { status: "deferred", ...fields });
+  markEnded(multi, keys, "deferred");
+  if (slots !== undefined) {
+    if (lapse === undefined) multi.zrem(slots, id);
+    else multi.zadd(slots, "XX", lapse, id);
+  }
+  await multi.exec();
+  return "deferred" as const;
+}
+
+/**
  * BullMQ gave up on a job's queue entry: its attempts were spent on failures that were not the
  * job's (Redis, a worker's own setup, a bug), and no run will come. The job's state says so,
  * once, and its end wakes `settled()` and tails. A job that may be running at the provider (a
@@ -257,11 +280,8 @@ export async function giveUp(
   };
   const since = state.ref?.createdAt ?? state.submittingAt;
   if (state.ref || (state.submittingAt && engine === "portable")) {
-    const multi = redis.multi().hset(keys.state, { status: "deferred", error: JSON.stringify(reason) });
-    if (slots) multi.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
-    markEnded(multi, keys, "deferred");
-    await multi.exec();
-    return "deferred";
+    const lapse = slots === undefined ? undefined : slotLapse(ctx, state.model, Date.parse(since!));
+    return storeDeferral(redis.multi(), keys, id, { error: JSON.stringify(reason) }, slots, lapse);
   }
   if (state.submittingAt) {
     if (slots) await redis.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
@@ -659,15 +679,10 @@ export class JobRun {
     multi: ReturnType<Redis["multi"]>,
     since?: string,
   ) {
-    multi.hset(this.#keys.state, { status: "deferred", failures, error: JSON.stringify(error) });
-    markEnded(multi, this.#keys, "deferred");
-    if (this.#limit !== undefined) {
-      const slots = this.#keys.slots(this.#provider);
-      if (since === undefined) multi.zrem(slots, this.#id);
-      else multi.zadd(slots, "XX", this.#lapse(since), this.#id);
-    }
-    await multi.exec();
-    return "deferred" as const;
+    const slots = this.#limit === undefined ? undefined : this.#keys.slots(this.#provider);
+    const lapse = since === undefined ? undefined : this.#lapse(since);
+    const fields = { failures, error: JSON.stringify(error) };
+    return storeDeferral(multi, this.#keys, this.#id, fields, slots, lapse);
   }
 
   /** Sets `status` and schedules the job's next wake, after the persisted backoff (the shortest after progress). */
