@@ -142,6 +142,39 @@ export const batchArgs = (batch: EncodedBatch) => [batch.first, batch.last, batc
 export type AppendAnswer = [number, number];
 
 /**
+ * Sends `count` events of seqs `first` … `last` (their stored JSON texts joined by commas; `last`
+ * is `first + count - 1` unless given) with `send`, an append script (append-batch.lua); if part
+ * of them was stored before (a writer that was taken over, or retried, and still wrote), sends
+ * again the events past the stored end. Returns the script's last answer.
+ */
+export async function appendRetrying(
+  joined: string,
+  count: number,
+  first: number,
+  send: (batch: EncodedBatch) => Promise<unknown>,
+  last = first + count - 1,
+): Promise<number[]> {
+  for (;;) {
+    const answer = (await send({ ...encodeJoined(joined, count, first), last })) as number[];
+    const [added, top] = answer as AppendAnswer;
+    if (added >= 0) return answer;
+    // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
+    const rest = (JSON.parse(`[${joined}]`) as ResearchEvent[]).filter((event) => event.seq > top);
+    joined = rest.map((event) => JSON.stringify(event)).join(",");
+    count = rest.length;
+    first = rest[0]!.seq;
+    last = rest.at(-1)!.seq;
+  }
+}
+
+/** A job's keys (EventLog.keys); sonde/worker names its state and `ended` stream with these too. */
+export const jobKeys = (prefix: string, jobId: string) => ({
+  events: `${prefix}events:{${jobId}}`,
+  state: `${prefix}job:{${jobId}}`,
+  ended: `${prefix}ended:{${jobId}}`,
+});
+
+/**
  * A job's events in Redis, written once per `seq` and read live or after the fact.
  * @example
  * ```ts
@@ -153,36 +186,27 @@ export type AppendAnswer = [number, number];
 export function createEventLog(redis: Redis, options: EventLogOptions = {}): EventLog {
   const prefix = options.prefix ?? "sonde:";
   const ttl = options.ttlMs ?? DEFAULT_TTL_MS;
-  const keys = (jobId: string) => ({
-    events: `${prefix}events:{${jobId}}`,
-    state: `${prefix}job:{${jobId}}`,
-    ended: `${prefix}ended:{${jobId}}`,
-  });
+  const keys = (jobId: string) => jobKeys(prefix, jobId);
   const parse = (fields: string[]) => eventsOf(fields);
   // A blocking read holds its connection: each tail borrows one of its own.
   const connections = blockingConnections(redis);
   const appendMany = async (jobId: string, events: ResearchEvent[], state?: { ref: unknown }) => {
+    if (events.length === 0) return 0;
     const k = keys(jobId);
     const ref = state ? JSON.stringify(state.ref) : "";
-    let pending = events;
     // The whole batch as one argument: a command of an argument per event costs far more to
     // encode and send than the bytes themselves.
-    while (pending.length > 0) {
-      const batch = {
-        ...encodeBatch(pending.map(storedEventJson), pending[0]!.seq),
-        last: pending.at(-1)!.seq,
-      };
-      const [added, top] = (await runScript(
-        redis,
-        "appendResearchEvent",
-        [k.events, k.state],
-        [ttl, ref, ...batchArgs(batch)],
-      )) as AppendAnswer;
-      if (added >= 0) return added;
-      // Part of it was stored before (a writer that retried): the rest goes in another step.
-      pending = pending.filter((event) => event.seq > top);
-    }
-    return 0;
+    const texts = events.map(storedEventJson);
+    const send = (batch: EncodedBatch) =>
+      runScript(redis, "appendResearchEvent", [k.events, k.state], [ttl, ref, ...batchArgs(batch)]);
+    const [added] = await appendRetrying(
+      texts.join(","),
+      texts.length,
+      events[0]!.seq,
+      send,
+      events.at(-1)!.seq,
+    );
+    return added!;
   };
   return {
     keys,

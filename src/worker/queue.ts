@@ -10,7 +10,7 @@ import { type ConnectionOptions, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
 import type { SondeClient } from "../client.js";
-import { IdempotencyConflictError, InvalidRequestError, JobNotFoundError } from "../errors.js";
+import { IdempotencyConflictError, InvalidRequestError } from "../errors.js";
 import { blockingConnections } from "../redis/blocking.js";
 import { createEventLog, type EventLog } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
@@ -19,16 +19,18 @@ import bindRequestSource from "./commands/bind-request.lua";
 import resumeSource from "./commands/resume.lua";
 import { type SettledJob, type SettledOptions, settledJob } from "./settled.js";
 import {
+  jobNotFound,
   readResult,
   readState,
   STATE_TTL_MS,
   stateKeys,
   type WorkerJobState,
   type WorkerJobStatus,
+  withFinalStatuses,
 } from "./state.js";
 
 const bindRequest = luaScript(bindRequestSource);
-const resumeJob = luaScript(resumeSource);
+const resumeJob = luaScript(withFinalStatuses(resumeSource));
 
 export const DEFAULT_QUEUE = "sonde-research";
 
@@ -248,10 +250,7 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
         [stateKeys(prefix, id).state],
         [new Date().toISOString()],
       )) as [number, number | string | undefined];
-      if (answer === -1)
-        throw new JobNotFoundError(
-          `No queued job ${id} under prefix "${prefix}": it was never enqueued here, or its state expired.`,
-        );
+      if (answer === -1) throw jobNotFound(prefix, id);
       if (answer === -2) throw new JobNotDeferredError(id, detail as WorkerJobStatus);
       // The wake of the resume's generation: added again by a repeated resume until it runs
       // (an add under an id BullMQ holds does nothing), so a resume cut short still runs once.

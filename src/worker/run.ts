@@ -6,7 +6,7 @@
  * finished, waiting for its next wake, deferred, or indeterminate.
  */
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
 import {
   IndeterminateSubmissionError,
@@ -20,14 +20,7 @@ import {
 import type { ResearchEvent } from "../events.js";
 import type { ResearchJob } from "../job.js";
 import type { CancelOutcome } from "../provider.js";
-import {
-  type AppendAnswer,
-  batchArgs,
-  type EncodedBatch,
-  type EventLog,
-  encodeJoined,
-  eventsOf,
-} from "../redis/events.js";
+import { appendRetrying, batchArgs, type EventLog, eventsOf } from "../redis/events.js";
 import { luaScript, withAppendBatch } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import acquireSlotSource from "./commands/acquire-slot.lua";
@@ -89,6 +82,15 @@ export interface StoredSoFar {
   done: boolean;
 }
 
+/** What a stream holds, from its last entry (as XREVRANGE gives it; none: an empty stream). */
+export function storedSoFar(last: [string, string[]] | undefined): StoredSoFar {
+  return {
+    // The last entry's id is 0-<its last seq + 1>: the next event's seq.
+    count: last ? Number(last[0].split("-")[1]) : 0,
+    done: last !== undefined && eventsOf(last[1]).at(-1)?.type === "done",
+  };
+}
+
 /** The job's `done` event (its stored JSON, numbered `seq`), stored with its result in one step. */
 interface FinalEvent {
   seq: number;
@@ -110,11 +112,16 @@ export const refusal = (error: unknown): error is SondeError =>
   (UnsupportedOptionError.isInstance(error) && error.option !== "model") ||
   InvalidRefError.isInstance(error);
 
-/** The `error` and `done` events of a job that failed with `error`, stored from seq `seq`. */
+/**
+ * The `error` and `done` events of a job that failed with `error`, stored after what its stream
+ * holds; none if that ends with `done` already.
+ */
 function failureEvents(
   error: { code: string; message: string; status?: number | undefined },
-  seq: number,
-): { rest: Batch; final: FinalEvent } {
+  stored: StoredSoFar,
+): { rest?: Batch; final?: FinalEvent } {
+  if (stored.done) return {};
+  const seq = stored.count;
   const reported = {
     type: "error",
     seq,
@@ -176,6 +183,13 @@ async function storeEnd(
   return status;
 }
 
+/** The engine of a job's catalog id, and its fleet slots' key if the engine has a limit. */
+function engineOf(ctx: RunContext, state: WorkerJobState) {
+  const engine = state.model.split(":")[0]!;
+  const slots = ctx.limits[engine] !== undefined ? stateKeys(ctx.prefix, state.id).slots(engine) : undefined;
+  return { engine, slots };
+}
+
 /**
  * Ends, once, a job whose request no longer validates when a run begins (e.g. its model was
  * retired after it was queued): `failed` with the typed error, an `error` and a `done` event
@@ -189,11 +203,9 @@ export async function endRefused(
   error: SondeError,
   marked: boolean,
 ): Promise<WorkerJobStatus> {
-  const keys = stateKeys(ctx.prefix, state.id);
-  if (marked) await ctx.redis.hdel(keys.state, "submittingAt");
-  const engine = state.model.split(":")[0]!;
-  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
-  const { rest, final } = stored.done ? {} : failureEvents(error, stored.count);
+  if (marked) await ctx.redis.hdel(stateKeys(ctx.prefix, state.id).state, "submittingAt");
+  const { slots } = engineOf(ctx, state);
+  const { rest, final } = failureEvents(error, stored);
   return storeEnd(ctx, state.id, slots, "failed", undefined, errorOf(error), final, rest);
 }
 
@@ -218,6 +230,29 @@ export function slotLapse(ctx: RunContext, model: string, since: number, maxDura
 }
 
 /**
+ * Defers a job: runs `multi` with its status and `fields` (the error, …), the `ended` entry
+ * that wakes waiters and, with `slots`, its fleet slot kept until `lapse` (ms), or given back
+ * without one (nothing of it runs at the provider).
+ */
+async function storeDeferral(
+  multi: ChainableCommander,
+  keys: ReturnType<typeof stateKeys>,
+  id: string,
+  fields: Record<string, string | number>,
+  slots: string | undefined,
+  lapse: number | undefined,
+) {
+  multi.hset(keys.state, { status: "deferred", ...fields });
+  markEnded(multi, keys, "deferred");
+  if (slots !== undefined) {
+    if (lapse === undefined) multi.zrem(slots, id);
+    else multi.zadd(slots, "XX", lapse, id);
+  }
+  await multi.exec();
+  return "deferred" as const;
+}
+
+/**
  * BullMQ gave up on a job's queue entry: its attempts were spent on failures that were not the
  * job's (Redis, a worker's own setup, a bug), and no run will come. The job's state says so,
  * once, and its end wakes `settled()` and tails. A job that may be running at the provider (a
@@ -237,8 +272,7 @@ export async function giveUp(
   const state = await readState(redis, ctx.prefix, id);
   if (!state || isSettled(state.status)) return state?.status;
   const keys = stateKeys(ctx.prefix, id);
-  const engine = state.model.split(":")[0]!;
-  const slots = ctx.limits[engine] !== undefined ? keys.slots(engine) : undefined;
+  const { engine, slots } = engineOf(ctx, state);
   const cause = (error instanceof Error ? error.message : String(error)).replace(/\.?$/, ".");
   const reason = {
     code: SondeError.isInstance(error) ? error.code : "worker_failed",
@@ -246,11 +280,8 @@ export async function giveUp(
   };
   const since = state.ref?.createdAt ?? state.submittingAt;
   if (state.ref || (state.submittingAt && engine === "portable")) {
-    const multi = redis.multi().hset(keys.state, { status: "deferred", error: JSON.stringify(reason) });
-    if (slots) multi.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
-    markEnded(multi, keys, "deferred");
-    await multi.exec();
-    return "deferred";
+    const lapse = slots === undefined ? undefined : slotLapse(ctx, state.model, Date.parse(since!));
+    return storeDeferral(redis.multi(), keys, id, { error: JSON.stringify(reason) }, slots, lapse);
   }
   if (state.submittingAt) {
     if (slots) await redis.zadd(slots, "XX", slotLapse(ctx, state.model, Date.parse(since!)), id);
@@ -261,9 +292,7 @@ export async function giveUp(
   }
   if (state.cancelRequestedAt) return storeEnd(ctx, id, slots, "cancelled");
   const [last] = await redis.xrevrange(ctx.events.keys(id).events, "+", "-", "COUNT", 1);
-  const count = last ? Number(last[0].split("-")[1]) : 0;
-  const done = last !== undefined && eventsOf(last[1]).at(-1)?.type === "done";
-  const { rest, final } = done ? {} : failureEvents(reason, count);
+  const { rest, final } = failureEvents(reason, storedSoFar(last));
   return storeEnd(ctx, id, slots, "failed", undefined, reason, final, rest);
 }
 
@@ -338,11 +367,18 @@ export class JobRun {
    * slot until such a run would be over, since it may be running at the provider.
    */
   async #indeterminate(sentAt: string, message: string) {
-    if (this.#limit !== undefined) {
-      await this.#ctx.redis.zadd(this.#keys.slots(this.#provider), "XX", this.#lapse(sentAt), this.#id);
-      this.#keepSlot = true;
-    }
+    await this.#keepSlotUntilLapse(sentAt);
     return this.#finish("indeterminate", undefined, { code: "indeterminate_submission", message });
+  }
+
+  /**
+   * With a fleet limit, keeps this job's slot past its end until a run submitted at `since`
+   * (ISO) would be over: a job no longer followed may still be running at the provider.
+   */
+  async #keepSlotUntilLapse(since: string) {
+    if (this.#limit === undefined) return;
+    await this.#ctx.redis.zadd(this.#keys.slots(this.#provider), "XX", this.#lapse(since), this.#id);
+    this.#keepSlot = true;
   }
 
   /** When the slot of this job, submitted at `since` (ISO), lapses if it is no longer followed. */
@@ -371,15 +407,7 @@ export class JobRun {
         // can no longer be followed. It may be running at the provider, so a fleet limit keeps
         // counting it until such a run would be over.
         if (!refusal(error)) throw error;
-        if (this.#limit !== undefined) {
-          await redis.zadd(
-            this.#keys.slots(this.#provider),
-            "XX",
-            this.#lapse(state.ref.createdAt),
-            this.#id,
-          );
-          this.#keepSlot = true;
-        }
+        await this.#keepSlotUntilLapse(state.ref.createdAt);
         return this.#failed(error);
       }
     }
@@ -413,7 +441,7 @@ export class JobRun {
 
   /** Ends the job `failed` with `error`, before anything of it ran: an `error` and a `done` event, once. */
   #failed(error: SondeError) {
-    const { rest, final } = this.#stored.done ? {} : failureEvents(error, this.#stored.count);
+    const { rest, final } = failureEvents(error, this.#stored);
     return this.#finish("failed", undefined, errorOf(error), final, rest);
   }
 
@@ -651,15 +679,10 @@ export class JobRun {
     multi: ReturnType<Redis["multi"]>,
     since?: string,
   ) {
-    multi.hset(this.#keys.state, { status: "deferred", failures, error: JSON.stringify(error) });
-    markEnded(multi, this.#keys, "deferred");
-    if (this.#limit !== undefined) {
-      const slots = this.#keys.slots(this.#provider);
-      if (since === undefined) multi.zrem(slots, this.#id);
-      else multi.zadd(slots, "XX", this.#lapse(since), this.#id);
-    }
-    await multi.exec();
-    return "deferred" as const;
+    const slots = this.#limit === undefined ? undefined : this.#keys.slots(this.#provider);
+    const lapse = since === undefined ? undefined : this.#lapse(since);
+    const fields = { failures, error: JSON.stringify(error) };
+    return storeDeferral(multi, this.#keys, this.#id, fields, slots, lapse);
   }
 
   /** Sets `status` and schedules the job's next wake, after the persisted backoff (the shortest after progress). */
@@ -683,32 +706,6 @@ export class JobRun {
     // A webhook that came while this run was going found no wake to promote: promote it now.
     if (await redis.hget(this.#keys.state, "wakeRequestedAt")) await wake.promote().catch(() => {});
     return status;
-  }
-}
-
-/**
- * Sends `count` events of seqs `first`, `first + 1`, … (their stored JSON texts joined by
- * commas) with `send`, an append script (append-batch.lua); if part of them was stored before
- * (a worker that was taken over and still wrote), sends again what is past the stored end.
- * Returns the script's last answer.
- */
-export async function appendRetrying(
-  joined: string,
-  count: number,
-  first: number,
-  send: (batch: EncodedBatch) => Promise<unknown>,
-): Promise<number[]> {
-  for (;;) {
-    const answer = (await send(encodeJoined(joined, count, first))) as number[];
-    const [added, top] = answer as AppendAnswer;
-    if (added >= 0) return answer;
-    // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
-    const texts = (JSON.parse(`[${joined}]`) as unknown[])
-      .slice(top - first + 1)
-      .map((e) => JSON.stringify(e));
-    joined = texts.join(",");
-    count = texts.length;
-    first = top + 1;
   }
 }
 

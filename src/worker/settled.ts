@@ -8,13 +8,21 @@
  */
 import type { Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
-import { JobNotFoundError } from "../errors.js";
 import type { BlockingConnections } from "../redis/blocking.js";
 import { luaScript } from "../redis/scripts.js";
 import readSettledSource from "./commands/read-settled.lua";
-import { hashOf, isSettled, STATE_FIELDS, stateKeys, stateOf, type WorkerJobState } from "./state.js";
+import {
+  hashOf,
+  isSettled,
+  jobNotFound,
+  STATE_FIELDS,
+  stateKeys,
+  stateOf,
+  type WorkerJobState,
+  withFinalStatuses,
+} from "./state.js";
 
-const readSettled = luaScript(readSettledSource);
+const readSettled = luaScript(withFinalStatuses(readSettledSource));
 
 /** A queued job that ended: its state and, if it produced one, its result. */
 export interface SettledJob {
@@ -54,10 +62,7 @@ export async function settledJob(
       [...STATE_FIELDS],
     )) as [string[], string | null, string | null];
     const state = stateOf(id, hashOf(flat));
-    if (!state)
-      throw new JobNotFoundError(
-        `No queued job ${id} under prefix "${prefix}": it was never enqueued here, or its state expired.`,
-      );
+    if (!state) throw jobNotFound(prefix, id);
     if (isSettled(state.status)) return settledOf(state, resultText);
     const entry = await blockAfter(connections, keys.ended, lastEnded ?? "0-0", signal);
     const ended = entry && endedJob(id, entry);

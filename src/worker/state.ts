@@ -4,7 +4,8 @@
  */
 import type { ChainableCommander, Redis } from "ioredis";
 import type { ResearchResult } from "../aggregate.js";
-import { FINAL_JOB_STATUSES } from "../redis/events.js";
+import { JobNotFoundError } from "../errors.js";
+import { FINAL_JOB_STATUSES, jobKeys } from "../redis/events.js";
 import type { JobRef } from "../ref.js";
 
 /**
@@ -58,6 +59,13 @@ export const DAY_MS = 86_400_000;
 /** How long a queued job's state lives from its last write (and after its end, by default). */
 export const STATE_TTL_MS = 7 * DAY_MS;
 
+/**
+ * `source` with `FINAL`, a Lua set of FINAL_STATUSES, defined in front of it: the worker's
+ * scripts test a status against the same list as this module.
+ */
+export const withFinalStatuses = (source: string) =>
+  `local FINAL = {${FINAL_STATUSES.map((status) => `['${status}'] = true`).join(", ")}}\n${source}`;
+
 /** The statuses `queue.settled(id)` returns at: the final ones and `deferred`. */
 export const isSettled = (status: WorkerJobStatus) =>
   status === "deferred" || FINAL_STATUSES.includes(status);
@@ -70,12 +78,19 @@ export const isSettled = (status: WorkerJobStatus) =>
  */
 export const ENDED_TTL_MS = 60_000;
 
+/** What `settled` and `resume` throw for an id with no state. */
+export const jobNotFound = (prefix: string, id: string) =>
+  new JobNotFoundError(
+    `No queued job ${id} under prefix "${prefix}": it was never enqueued here, or its state expired.`,
+  );
+
 export function stateKeys(prefix: string, id: string) {
+  const { state, ended } = jobKeys(prefix, id);
   return {
-    state: `${prefix}job:{${id}}`,
+    state,
     result: `${prefix}result:{${id}}`,
     /** A stream holding the entry of the job's latest end (or deferral): what `settled` blocks on. */
-    ended: `${prefix}ended:{${id}}`,
+    ended,
     slots: (provider: string) => `${prefix}slots:${provider}`,
     byProviderJob: (provider: string, jobId: string) => `${prefix}byjob:${provider}:${jobId}`,
   };

@@ -12,7 +12,7 @@ import type { Redis } from "ioredis";
 import type { SondeClient } from "../client.js";
 import type { Logger } from "../provider.js";
 import { redact } from "../redact.js";
-import { createEventLog, eventsOf } from "../redis/events.js";
+import { createEventLog } from "../redis/events.js";
 import { luaScript } from "../redis/scripts.js";
 import type { ResearchRequest } from "../request.js";
 import beginRunSource from "./commands/begin-run.lua";
@@ -24,11 +24,12 @@ import {
   MAX_RETRYABLE_FAILURES,
   type RunContext,
   refusal,
+  storedSoFar,
   unmark,
 } from "./run.js";
-import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf } from "./state.js";
+import { hashOf, isSettled, STATE_TTL_MS, stateKeys, stateOf, withFinalStatuses } from "./state.js";
 
-const beginRun = luaScript(beginRunSource);
+const beginRun = luaScript(withFinalStatuses(beginRunSource));
 
 export interface WorkerSetup {
   redis: Redis;
@@ -152,12 +153,7 @@ export function createResearchWorker(setup: WorkerSetup): ResearchWorker {
     if (isSettled(state.status)) return state.status;
     let marked = mark === 1;
     const request = JSON.parse(requestText) as ResearchRequest;
-    const last = tail[0];
-    const stored = {
-      // The last entry's id is 0-<its last seq + 1>: the next event's seq.
-      count: last ? Number(last[0].split("-")[1]) : 0,
-      done: last !== undefined && eventsOf(last[1]).at(-1)?.type === "done",
-    };
+    const stored = storedSoFar(tail[0]);
     let resolved: ReturnType<SondeClient["research"]["validate"]>;
     try {
       resolved = client.research.validate(request);

@@ -13,7 +13,7 @@ import { luaScript, withAppendBatch } from "../../src/redis/scripts.js";
 import beginRunSource from "../../src/worker/commands/begin-run.lua";
 import finishRunSource from "../../src/worker/commands/finish-run.lua";
 import writeEventsSource from "../../src/worker/commands/write-events.lua";
-import { hashOf, STATE_FIELDS } from "../../src/worker/state.js";
+import { hashOf, STATE_FIELDS, withFinalStatuses } from "../../src/worker/state.js";
 import { type RedisServer, startRedis } from "../helpers/redis-server.js";
 
 let redis: RedisServer;
@@ -24,7 +24,7 @@ afterAll(() => redis?.stop());
 
 const writeEvents = luaScript(withAppendBatch(writeEventsSource));
 const finishRun = luaScript(withAppendBatch(finishRunSource));
-const beginRun = luaScript(beginRunSource);
+const beginRun = luaScript(withFinalStatuses(beginRunSource));
 
 const texts = (from: number, to: number) =>
   Array.from({ length: to - from + 1 }, (_, i) =>

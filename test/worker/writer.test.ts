@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { EncodedBatch } from "../../src/redis/events.js";
-import { appendRetrying } from "../../src/worker/run.js";
+import { appendRetrying, type EncodedBatch } from "../../src/redis/events.js";
 import { type Batch, EventWriter } from "../../src/worker/writer.js";
 
 const text = (seq: number) => JSON.stringify({ type: "text", seq, delta: `w${seq} ` });

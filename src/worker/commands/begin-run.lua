@@ -6,7 +6,8 @@
 -- never submitted: it is queued with its request, in no final state, with no ref, no earlier
 -- mark and no stored cancellation, and its engine (the catalog id's part before ':') is not
 -- in ARGV[3], the comma-framed list of engines with a fleet limit (those take their slot
--- first, and mark after). The hash returned is the one before the mark.
+-- first, and mark after). The hash returned is the one before the mark. FINAL (the final
+-- statuses) is defined in front of it (state.ts, withFinalStatuses).
 redis.call('HDEL', KEYS[1], 'wakeRequestedAt')
 local hash = redis.call('HGETALL', KEYS[1])
 local tail = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
@@ -17,8 +18,7 @@ if ARGV[2] == '1' then
     field[hash[i]] = hash[i + 1]
   end
   local status = field['status']
-  local final = status == 'completed' or status == 'incomplete' or status == 'cancelled'
-    or status == 'failed' or status == 'indeterminate' or status == 'deferred'
+  local final = FINAL[status] or status == 'deferred'
   local engine = string.match(field['model'] or '', '^([^:]+):')
   if status and not final and field['request'] and not field['ref'] and not field['submittingAt']
     and not field['cancelRequestedAt'] and engine

@@ -2,6 +2,7 @@
 -- fields ARGV names, of the hash KEYS[1], as field, value, … for those present), then for a
 -- job that ended (or was deferred) its result (KEYS[2], or false), and for any other the id
 -- of the last entry of its `ended` stream (KEYS[3], or false), after which the waiter blocks.
+-- FINAL (the final statuses) is defined in front of it (state.ts, withFinalStatuses).
 local values = redis.call('HMGET', KEYS[1], unpack(ARGV))
 local state = {}
 local status
@@ -14,8 +15,7 @@ for i = 1, #ARGV do
     end
   end
 end
-if status == 'completed' or status == 'incomplete' or status == 'cancelled' or status == 'failed'
-  or status == 'indeterminate' or status == 'deferred' then
+if FINAL[status] or status == 'deferred' then
   return {state, redis.call('GET', KEYS[2]), false}
 end
 local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]

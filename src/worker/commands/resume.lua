@@ -6,7 +6,8 @@
 -- status still the one the resume set, and no later wake taken: the caller adds it again, a
 -- no-op if it is queued), else {0, 0}: nothing to do. Otherwise {-1} for a job that was never
 -- queued (or expired), {-2, status} for one that is not deferred (ended, or never deferred).
--- ARGV[1] = now (ISO).
+-- ARGV[1] = now (ISO). FINAL (the final statuses) is defined in front of it (state.ts,
+-- withFinalStatuses).
 local status, ref, resumed, wakes = unpack(redis.call('HMGET', KEYS[1], 'status', 'ref', 'resumedWake', 'wakes'))
 if not status then
   return {-1}
@@ -18,9 +19,7 @@ if status == 'deferred' then
   redis.call('HDEL', KEYS[1], 'backoffMs', 'error')
   return {1, generation}
 end
-local final = status == 'completed' or status == 'incomplete' or status == 'cancelled'
-  or status == 'failed' or status == 'indeterminate'
-if resumed and not final then
+if resumed and not FINAL[status] then
   if resumed == wakes and (status == 'waiting' or status == 'queued') then
     return {0, tonumber(resumed)}
   end
