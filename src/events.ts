@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { JobStatus, ResearchEvent, TerminalStatus } from "./event-schemas.js";
+import { lazySchema } from "./lazy-schema.js";
 
 export type {
   Citation,
@@ -19,7 +20,9 @@ export type {
 } from "./event-schemas.js";
 
 /** Engines Sonde can drive. The prefix of every model id (`openai:gpt-5.5-pro`). */
-export const ProviderName = z.enum(["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"]);
+export const ProviderName = lazySchema(() =>
+  z.enum(["openai", "gemini", "openrouter", "perplexity", "hosted", "portable"]),
+);
 export type ProviderName = z.infer<typeof ProviderName>;
 
 /**

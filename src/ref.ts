@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { InvalidRefError } from "./errors.js";
 import { ProviderName } from "./events.js";
+import { lazySchema } from "./lazy-schema.js";
 import { UNCOMPILED } from "./transport/fast-json.js";
 
 /**
@@ -24,7 +25,7 @@ export const refLimits = {
 const forbiddenKeys = new Set(["__proto__", "constructor", "prototype"]);
 
 /** The credential tag format (see ref-binding.ts): a version, then 24 hex digits. */
-const CredentialTag = z.string().regex(/^h1\.[0-9a-f]{24}$/, "not a Sonde credential tag");
+const CredentialTag = lazySchema(() => z.string().regex(/^h1\.[0-9a-f]{24}$/, "not a Sonde credential tag"));
 
 /**
  * A job's portable handle: plain JSON, safe to store, holds no secret.
@@ -34,20 +35,22 @@ const CredentialTag = z.string().regex(/^h1\.[0-9a-f]{24}$/, "not a Sonde creden
  * key that created it (a keyed tag, never the key) and `owner` to the application's
  * tenant or user; refs without them (older Sonde, keyless engines) still attach.
  */
-export const JobRef = z.strictObject({
-  v: z.literal(1),
-  provider: ProviderName,
-  model: z.string().min(1).max(refLimits.model),
-  jobId: z.string().min(1).max(refLimits.jobId),
-  cursor: z.string().max(refLimits.cursor).optional(),
-  cursorOffset: z.number().int().positive().optional(),
-  createdAt: z.iso.datetime({ offset: true }),
-  deadlineAt: z.iso.datetime({ offset: true }).optional(),
-  credential: CredentialTag.optional(),
-  owner: z.string().min(1).max(refLimits.owner).optional(),
-  /** Only what the engine needs to continue; never a key, header or secret. */
-  resume: z.record(z.string(), z.unknown()),
-});
+export const JobRef = lazySchema(() =>
+  z.strictObject({
+    v: z.literal(1),
+    provider: ProviderName,
+    model: z.string().min(1).max(refLimits.model),
+    jobId: z.string().min(1).max(refLimits.jobId),
+    cursor: z.string().max(refLimits.cursor).optional(),
+    cursorOffset: z.number().int().positive().optional(),
+    createdAt: z.iso.datetime({ offset: true }),
+    deadlineAt: z.iso.datetime({ offset: true }).optional(),
+    credential: CredentialTag.optional(),
+    owner: z.string().min(1).max(refLimits.owner).optional(),
+    /** Only what the engine needs to continue; never a key, header or secret. */
+    resume: z.record(z.string(), z.unknown()),
+  }),
+);
 export type JobRef = z.infer<typeof JobRef>;
 
 const invalid = (field: string, problem: string) =>

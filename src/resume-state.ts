@@ -5,17 +5,19 @@
  */
 import { z } from "zod";
 import { InvalidRefError } from "./errors.js";
+import { lazySchema } from "./lazy-schema.js";
 import type { JobRef } from "./ref.js";
 import { UNCOMPILED } from "./transport/fast-json.js";
 
-const counter = z.number().int().nonnegative();
-
 /** What the last mapped batch held, for a ref taken part-way through it (`cursorOffset`). */
-export const LastBatch = z.object({
-  cursor: z.string(),
-  text: counter,
-  citations: counter,
-  trail: counter.optional(),
+export const LastBatch = lazySchema(() => {
+  const counter = z.number().int().nonnegative();
+  return z.object({
+    cursor: z.string(),
+    text: counter,
+    citations: counter,
+    trail: counter.optional(),
+  });
 });
 
 export function readResumeState<T extends z.ZodType>(ref: JobRef, schema: T): z.infer<T> {

@@ -3,14 +3,15 @@
  * keys), as a zod shape each provider's own settings schema extends.
  */
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 
 export const engineSettingsShape = {
   /** The engine's API key; defaults to its environment variable (`OPENAI_API_KEY`, …). */
-  apiKey: z.string().optional(),
+  apiKey: lazySchema(() => z.string().optional()),
   /** The API's base URL, e.g. a proxy or a test server. */
-  baseURL: z.string().optional(),
+  baseURL: lazySchema(() => z.string().optional()),
   /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
-  previousApiKeys: z.array(z.string()).optional(),
+  previousApiKeys: lazySchema(() => z.array(z.string()).optional()),
 };
 
 /** The longest wait a timer holds: setTimeout fires a longer one after 1 ms. */
@@ -21,7 +22,7 @@ export const longestTimer = `at most ${LONGEST_TIMER_MS} ms (about 24.8 days: a 
 export const timerMs = () => z.number().min(0).max(LONGEST_TIMER_MS, `takes ${longestTimer}`);
 
 /** A managed engine's key and endpoint (keys default to the environment). */
-export const engineSettingsSchema = z.strictObject(engineSettingsShape);
+export const engineSettingsSchema = lazySchema(() => z.strictObject(engineSettingsShape));
 
 /** A managed engine's key and endpoint (keys default to the environment). */
 export type EngineSettings = z.input<typeof engineSettingsSchema>;

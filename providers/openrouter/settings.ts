@@ -1,13 +1,16 @@
 import { z } from "zod";
+import { lazySchema } from "../../src/lazy-schema.js";
 import { engineSettingsShape } from "../../src/settings.js";
 
 /** `new Sonde({ openrouter })`: the key and endpoint, and OpenRouter's app attribution. */
-export const openrouterSettingsSchema = z.strictObject({
-  ...engineSettingsShape,
-  /** Sent as `X-Title` (OpenRouter's app attribution). */
-  appName: z.string().optional(),
-  /** Sent as `HTTP-Referer`. */
-  appUrl: z.string().optional(),
-});
+export const openrouterSettingsSchema = lazySchema(() =>
+  z.strictObject({
+    ...engineSettingsShape,
+    /** Sent as `X-Title` (OpenRouter's app attribution). */
+    appName: z.string().optional(),
+    /** Sent as `HTTP-Referer`. */
+    appUrl: z.string().optional(),
+  }),
+);
 
 export type OpenRouterSettings = z.input<typeof openrouterSettingsSchema>;
