@@ -5,13 +5,14 @@
 import { z } from "zod";
 import { gemini } from "../../catalog/gemini.js";
 import type { EngineSpec } from "../../src/lazy-engine.js";
+import { lazySchema } from "../../src/lazy-schema.js";
 import { specVersion } from "../../src/provider.js";
 import type { JobRef } from "../../src/ref.js";
 import { LastBatch, readResumeState } from "../../src/resume-state.js";
 import { checkRequest } from "./request.js";
 import { geminiSettingsSchema } from "./settings.js";
 
-const ResumeState = z.lazy(() =>
+const ResumeState = lazySchema(() =>
   z.object({
     text: z.number().int().nonnegative().optional(),
     citations: z.number().int().nonnegative().optional(),

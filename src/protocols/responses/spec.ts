@@ -5,12 +5,13 @@
  */
 import { z } from "zod";
 import type { EngineSpec } from "../../lazy-engine.js";
+import { lazySchema } from "../../lazy-schema.js";
 import { specVersion } from "../../provider.js";
 import type { JobRef } from "../../ref.js";
 import { LastBatch, readResumeState } from "../../resume-state.js";
 
 /** What `resumeState()` writes into a ref; older refs without it still attach. */
-const ResumeState = z.lazy(() =>
+const ResumeState = lazySchema(() =>
   z.object({
     reportLength: z.number().int().nonnegative().optional(),
     citations: z.number().int().nonnegative().optional(),

@@ -1,0 +1,98 @@
+import { inspect } from "node:util";
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+
+/**
+ * Every zod schema Sonde defines is built on first use (src/lazy-schema.ts): importing an
+ * entry builds none, which was half of Sonde's own share of a cold import. The zod seen by
+ * the modules under test counts its schema constructors' calls.
+ */
+const counter = vi.hoisted(() => ({ calls: 0, names: [] as string[] }));
+vi.mock("zod", async (importOriginal) => {
+  const zod = await importOriginal<typeof import("zod")>();
+  const counting = new Proxy(zod.z, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function" || typeof key !== "string" || !/^[a-z]/.test(key)) return value;
+      return (...args: unknown[]) => {
+        counter.calls++;
+        counter.names.push(key);
+        return (value as (...args: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+  return { ...zod, z: counting };
+});
+
+describe("zod schemas are built on first use", () => {
+  it('importing "sonde" builds no schema', async () => {
+    await import("../../src/index.js");
+    expect(counter.names).toEqual([]);
+  });
+
+  it("a public schema is built when first used, once", async () => {
+    const { Citation } = await import("../../src/index.js");
+    const before = counter.calls;
+    expect(Citation.parse({ url: "https://a.example" })).toEqual({ url: "https://a.example" });
+    const built = counter.calls;
+    expect(built).toBeGreaterThan(before);
+    Citation.parse({ url: "https://b.example" });
+    expect(counter.calls).toBe(built);
+  });
+});
+
+describe("a lazily built schema behaves as the schema", () => {
+  it("parses, fails with the same issues, and is the same kind of schema", async () => {
+    const { lazySchema } = await import("../../src/lazy-schema.js");
+    const build = () => z.object({ url: z.string(), page: z.number().int().positive().optional() });
+    const lazy = lazySchema(build);
+    const eager = build();
+    expect(lazy.parse({ url: "u", page: 2 })).toEqual({ url: "u", page: 2 });
+    expect(lazy.safeParse({ url: 1, page: 0 }).error?.issues).toEqual(
+      eager.safeParse({ url: 1, page: 0 }).error?.issues,
+    );
+    expect(lazy).toBeInstanceOf(z.ZodObject);
+    expect(Object.getPrototypeOf(lazy)).toBe(Object.getPrototypeOf(eager));
+    expect(Object.keys(lazy.shape)).toEqual(["url", "page"]);
+    expect(Object.keys(lazySchema(build))).toEqual(Object.keys(build()));
+    expect("_zod" in lazy).toBe(true);
+    expect(Object.getOwnPropertyDescriptor(lazy, "_zod")?.configurable).toBe(false);
+    expect(lazy.extend({ title: z.string() }).parse({ url: "u", title: "t" })).toEqual({
+      url: "u",
+      title: "t",
+    });
+    expect(z.toJSONSchema(lazy)).toEqual(z.toJSONSchema(eager));
+  });
+
+  it("nests inside an app's own schemas", async () => {
+    const { ResearchEvent, Usage } = await import("../../src/index.js");
+    const Log = z.object({ events: z.array(ResearchEvent), total: Usage.optional() });
+    const event = { type: "text", seq: 0, delta: "Hello" };
+    expect(Log.parse({ events: [event] })).toEqual({ events: [event] });
+    expect(Log.safeParse({ events: [{ type: "text", seq: -1, delta: "x" }] }).success).toBe(false);
+    expect(JSON.stringify(z.toJSONSchema(Log))).toContain('"delta"');
+  });
+
+  it("writes go to the schema, and its methods see the schema", async () => {
+    const { lazySchema } = await import("../../src/lazy-schema.js");
+    const lazy = lazySchema(() => z.string().min(2)) as z.ZodString & { note?: string };
+    lazy.note = "kept";
+    expect(lazy.note).toBe("kept");
+    const { parse } = lazy; // a bound method, as on any zod schema
+    expect(parse("ok")).toBe("ok");
+    expect(() => parse("x")).toThrow();
+  });
+
+  it("shows as the schema in Node's inspect, not as an empty object", async () => {
+    const { JobRef } = await import("../../src/index.js");
+    const shown = inspect(JobRef, { depth: 0 });
+    expect(shown).toMatch(/^ZodObject /);
+    expect(shown).not.toMatch(/^\[Object: null prototype\]/);
+  });
+
+  it("refuses to be frozen, loudly", async () => {
+    const { lazySchema } = await import("../../src/lazy-schema.js");
+    const lazy = lazySchema(() => z.string());
+    expect(() => Object.freeze(lazy)).toThrow(TypeError);
+  });
+});
