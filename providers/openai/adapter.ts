@@ -5,6 +5,7 @@
  * src/protocols/responses; this file gives it OpenAI's paths, client and usage reading.
  */
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
+import { urlAnnotations } from "../../src/protocols/responses/annotations.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
 import { toolEvent } from "../../src/protocols/responses/tool-calls.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
@@ -21,6 +22,7 @@ export const openaiEngine: ResponsesEngine = {
     label: "OpenAI",
     // Built-in searches are not in `usage`: the counted web_search_call items are the figure.
     usage: tokenUsageOf,
+    annotations: urlAnnotations,
     toolEvent,
   },
   endpoints: {

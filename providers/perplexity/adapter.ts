@@ -8,6 +8,7 @@
  */
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
+import { ReasoningTrace } from "../../src/protocols/responses/reasoning-trace.js";
 import type { ProviderContext, ResearchAdapter } from "../../src/provider.js";
 import { WebMarkers } from "./citations.js";
 import { isIndeterminateCreateFailure, isStreamRefused, perplexityHttp } from "./http.js";
@@ -29,6 +30,7 @@ export const perplexityEngine: ResponsesEngine = {
     usage: perplexityUsage,
     inlineCitations: () => new WebMarkers(),
     trail: perplexityTrail,
+    reasoningTrace: ReasoningTrace,
   },
   endpoints: {
     http: perplexityHttp,

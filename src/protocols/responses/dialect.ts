@@ -8,6 +8,8 @@ import type { SondeError } from "../../errors.js";
 import type { Citation, ProviderName } from "../../events.js";
 import type { MappedEvent, ProviderContext, UsageReport } from "../../provider.js";
 import type { HttpClient } from "../../transport/http.js";
+import type { UrlAnnotations } from "./annotations.js";
+import type { ReasoningTrace } from "./reasoning-trace.js";
 import type { SourceIndex } from "./text.js";
 import type { CallState } from "./tool-events.js";
 import type { CountedUsage } from "./usage.js";
@@ -32,6 +34,16 @@ export interface ResponsesDialect {
   usage(usage: WireUsage | null | undefined, counted: CountedUsage): UsageReport;
   /** Set when the provider cites inline rather than by `url_citation` annotations. */
   inlineCitations?(): InlineCitations;
+  /**
+   * Set when the provider cites by `url_citation` annotations (OpenAI: `urlAnnotations`).
+   * Without it or with `inlineCitations`, annotations are not read.
+   */
+  annotations?: UrlAnnotations;
+  /**
+   * Set when the provider streams a reasoning trace (`response.reasoning.*`, Perplexity:
+   * `ReasoningTrace`); without it such events map to nothing.
+   */
+  reasoningTrace?: typeof ReasoningTrace;
   /**
    * The completed `search`/`tool` events of one of the provider's own output items in a
    * finished Response (Perplexity's `search_results`, `fetch_url_results`), as its live

@@ -9,7 +9,7 @@ import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
 import { UNCOMPILED } from "../../transport/fast-json.js";
 import type { ResponsesDialect } from "./dialect.js";
 import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
-import { ReasoningTrace } from "./reasoning-trace.js";
+import type { ReasoningTrace } from "./reasoning-trace.js";
 import { type DeliveredPrefix, type EmittedCounts, StreamedReport } from "./report.js";
 
 import { jobStatusOf, statusOf, terminalOfEvent } from "./status.js";
@@ -86,7 +86,7 @@ export class ResponseMapper {
   readonly #counts = new ToolCounts();
   /** Pages the `fetch_url_results` items streamed so far list. */
   #fetchedItems = 0;
-  readonly #trace: ReasoningTrace;
+  readonly #trace: ReasoningTrace | undefined;
   /** Ids of trail items whose completion was emitted, and how many there were. */
   #trailDone = new Set<string>();
   /** Perplexity's searches completed live (by what they say: they have no item ids). */
@@ -101,16 +101,20 @@ export class ResponseMapper {
     this.#dialect = options.dialect;
     this.#text = new StreamedReport({
       inline: options.dialect.inlineCitations?.(),
+      annotations: options.dialect.annotations,
       sources: this.#sources,
       logger: options.logger,
       provider: options.dialect.provider,
     });
-    this.#trace = new ReasoningTrace({
-      includeThinking: options.includeThinking,
-      counts: this.#counts,
-      sources: this.#sources,
-      phase: (phase) => this.#setPhase(phase),
-    });
+    const Trace = options.dialect.reasoningTrace;
+    this.#trace =
+      Trace &&
+      new Trace({
+        includeThinking: options.includeThinking,
+        counts: this.#counts,
+        sources: this.#sources,
+        phase: (phase) => this.#setPhase(phase),
+      });
     this.jobId = options.jobId;
   }
 
@@ -274,7 +278,7 @@ export class ResponseMapper {
       case "response.reasoning.search_results":
       case "response.reasoning.fetch_url_queries":
       case "response.reasoning.fetch_url_results":
-        return this.#traced(this.#trace.map(event));
+        return this.#trace ? this.#traced(this.#trace.map(event)) : [];
       case "unknown":
         if (!quiet.has(event.wireType) && !toolProgress.test(event.wireType)) {
           this.#options.logger.debug(`${this.#dialect.provider}: unknown stream event ignored`, {

@@ -8,9 +8,10 @@
 import type { Citation } from "../../events.js";
 import type { Logger, MappedEvent } from "../../provider.js";
 import { TextFingerprint } from "../../text-fingerprint.js";
+import type { UrlAnnotations } from "./annotations.js";
 import type { InlineCitations } from "./dialect.js";
 import type { StreamEventOf } from "./events.js";
-import { type FinalReport, isUrlCitation, type SourceIndex, TextPart } from "./text.js";
+import { type FinalReport, type SourceIndex, TextPart } from "./text.js";
 
 /**
  * What was delivered before a ref was taken, re-sent under an earlier cursor so the core
@@ -41,17 +42,21 @@ export class StreamedReport {
   #last: { itemId: string | null | undefined; contentIndex: number; part: TextPart } | undefined;
   #citations = 0;
   readonly #inline: InlineCitations | undefined;
+  /** Set for a provider that cites by annotations (and not inline). */
+  readonly #annotations: UrlAnnotations | undefined;
   readonly #sources: SourceIndex;
   readonly #logger: Logger;
   readonly #provider: string;
 
   constructor(options: {
     inline: InlineCitations | undefined;
+    annotations: UrlAnnotations | undefined;
     sources: SourceIndex;
     logger: Logger;
     provider: string;
   }) {
     this.#inline = options.inline;
+    this.#annotations = options.inline ? undefined : options.annotations;
     this.#sources = options.sources;
     this.#logger = options.logger;
     this.#provider = options.provider;
@@ -88,7 +93,7 @@ export class StreamedReport {
     const key = `${event.item_id}:${contentIndex}`;
     let part = this.#parts.get(key);
     if (!part) {
-      part = new TextPart(this.#streamed.length, this.#inline === undefined);
+      part = new TextPart(this.#streamed.length, this.#annotations !== undefined);
       this.#parts.set(key, part);
     }
     this.#last = { itemId: event.item_id, contentIndex, part };
@@ -123,7 +128,7 @@ export class StreamedReport {
 
   annotation(event: StreamEventOf<"response.output_text.annotation.added">): MappedEvent[] {
     // An inline-citing provider's annotations would cite twice: its markers are the citations.
-    if (this.#inline || !event.annotation || !isUrlCitation(event.annotation)) return [];
+    if (!this.#annotations || !event.annotation || !this.#annotations.cites(event.annotation)) return [];
     const part = this.#partOf(event);
     part.pending.push(event.annotation);
     return this.#flush(part, false);
@@ -146,12 +151,10 @@ export class StreamedReport {
 
   /** Emits waiting annotations in order, once the text they point into has arrived (or `force`). */
   #flush(part: TextPart, force: boolean): MappedEvent[] {
-    const out: MappedEvent[] = [];
-    while (part.pending.length > 0 && (force || part.covers(part.pending[0]!))) {
-      out.push({ type: "citation", citation: part.citation(part.pending.shift()!) });
-      this.#citations++;
-    }
-    return out;
+    if (!this.#annotations || part.pending.length === 0) return [];
+    const citations = this.#annotations.flush(part, force);
+    this.#citations += citations.length;
+    return citations.map((citation) => ({ type: "citation", citation }));
   }
 
   /**

@@ -6,7 +6,6 @@
  */
 import type { Citation } from "../../events.js";
 import { TextBuffer } from "../../text-buffer.js";
-import { OffsetCursor } from "../../text-offsets.js";
 import type { InlineCitations, ResponsesDialect } from "./dialect.js";
 import { searchItemKey } from "./tool-counts.js";
 import {
@@ -20,16 +19,16 @@ import {
 
 /**
  * One `output_text` content part as it streams: where it starts in the report, its text so
- * far (flat blocks, for converting the code-point indexes of its annotations), and the
- * annotations waiting for their text.
+ * far (flat blocks; counted in code points when its annotations index into it), and the
+ * annotations waiting for their text (see annotations.ts).
  */
 export class TextPart {
   readonly #text: TextBuffer;
   readonly pending: WireAnnotation[] = [];
-  /** `annotated`: annotations index into the part (else, for inline citations, no code points are counted). */
+  /** `annotated`: annotations index into the part (else no code points are counted). */
   constructor(
     readonly start: number,
-    annotated = true,
+    annotated: boolean,
   ) {
     this.#text = new TextBuffer(annotated ? "codePoints" : undefined);
   }
@@ -37,6 +36,11 @@ export class TextPart {
   /** UTF-16 length of the part's text. */
   get length(): number {
     return this.#text.length;
+  }
+
+  /** Length of the part's text in code points (an annotated part's). */
+  get codePoints(): number {
+    return this.#text.counted;
   }
 
   append(delta: string): void {
@@ -47,30 +51,11 @@ export class TextPart {
     return this.#text.toString();
   }
 
-  /** `url_citation` indexes count code points of this part (as the server does); ours are UTF-16 of the report. */
-  citation(annotation: WireAnnotation): Citation {
-    return citationOf(annotation, (codePoints) => this.start + this.#text.utf16Of(codePoints));
-  }
-
-  /** Whether the text the annotation points into has arrived. */
-  covers(annotation: WireAnnotation): boolean {
-    return (annotation.end_index ?? 0) <= this.#text.counted;
+  /** UTF-16 offset in the part of an offset in code points (an annotated part's). */
+  utf16Of(codePoints: number): number {
+    return this.#text.utf16Of(codePoints);
   }
 }
-
-/** A citation of `annotation`, its code-point indexes converted to UTF-16 offsets of the report by `toUtf16`. */
-function citationOf(annotation: WireAnnotation, toUtf16: (codePoints: number) => number): Citation {
-  const citation: Citation = { url: annotation.url ?? "" };
-  if (annotation.title) citation.title = annotation.title;
-  if (typeof annotation.start_index === "number" && typeof annotation.end_index === "number") {
-    citation.startIndex = toUtf16(Math.max(0, annotation.start_index));
-    citation.endIndex = toUtf16(Math.max(0, annotation.end_index));
-  }
-  return citation;
-}
-
-export const isUrlCitation = (annotation: WireAnnotation) =>
-  annotation.type === "url_citation" && typeof annotation.url === "string" && annotation.url.length > 0;
 
 /** Search results seen so far, by their integer id (unique within one response). */
 export class SourceIndex {
@@ -121,17 +106,10 @@ export function reportOf(response: WireResponse, dialect: ResponsesDialect): Fin
     if (item.type !== "message") continue;
     for (const content of item.content ?? []) {
       if (content.type !== "output_text" || typeof content.text !== "string") continue;
-      // A whole part at once: a forward cursor converts its (mostly ordered) indexes.
       const start = text.length;
-      const cursor = new OffsetCursor("codepoint");
-      const partText = content.text;
-      text += partText;
-      for (const annotation of content.annotations ?? []) {
-        if (isUrlCitation(annotation))
-          annotated.push(
-            citationOf(annotation, (codePoints) => start + cursor.toUtf16(partText, codePoints)),
-          );
-      }
+      text += content.text;
+      if (dialect.annotations && content.annotations)
+        annotated.push(...dialect.annotations.ofPart(content.text, content.annotations, start));
     }
   }
   const inline: InlineCitations | undefined = dialect.inlineCitations?.();
