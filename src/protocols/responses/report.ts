@@ -113,8 +113,9 @@ export class StreamedReport {
   #inlineCitations(appended: string, final: boolean, out: MappedEvent[]): void {
     if (!this.#inline) return;
     const found = this.#inline.scan(appended, this.#sources, final);
+    // Nearly every delta completes none: no iterator is made for them.
+    for (let i = 0; i < found.length; i++) out.push({ type: "citation", citation: found[i]! });
     this.#citations += found.length;
-    for (const citation of found) out.push({ type: "citation", citation });
   }
 
   delta(event: StreamEventOf<"response.output_text.delta">): MappedEvent[] {
@@ -139,7 +140,7 @@ export class StreamedReport {
     const out: MappedEvent[] = [];
     // The final text is authoritative; deltas that never came are delivered here.
     if (typeof event.text === "string" && event.text.length > part.length) {
-      if (event.text.startsWith(part.text())) out.push(...this.#append(part, event.text.slice(part.length)));
+      if (part.isPrefixOf(event.text)) out.push(...this.#append(part, event.text.slice(part.length)));
       else {
         this.#logger.warn(`${this.#provider}: output_text.done disagrees with the streamed text`, {
           itemId: event.item_id,

@@ -6,6 +6,7 @@
  */
 import type { Citation } from "../../events.js";
 import { TextBuffer } from "../../text-buffer.js";
+import { TextFingerprint } from "../../text-fingerprint.js";
 import type { InlineCitations, ResponsesDialect } from "./dialect.js";
 import { searchItemKey } from "./tool-counts.js";
 import {
@@ -18,19 +19,19 @@ import {
 } from "./wire.js";
 
 /**
- * One `output_text` content part as it streams: where it starts in the report, its text so
- * far (flat blocks; counted in code points when its annotations index into it), and the
- * annotations waiting for their text (see annotations.ts).
+ * One `output_text` content part as it streams: where it starts in the report, what it
+ * knows of its text, and the annotations waiting for their text (see annotations.ts). An
+ * annotated part keeps its text (flat blocks, counted in code points: its annotations index
+ * into it); any other keeps only a fingerprint, enough to check a final text against.
  */
 export class TextPart {
-  readonly #text: TextBuffer;
+  readonly #text: TextBuffer | TextFingerprint;
   readonly pending: WireAnnotation[] = [];
-  /** `annotated`: annotations index into the part (else no code points are counted). */
   constructor(
     readonly start: number,
     annotated: boolean,
   ) {
-    this.#text = new TextBuffer(annotated ? "codePoints" : undefined);
+    this.#text = annotated ? new TextBuffer("codePoints") : new TextFingerprint();
   }
 
   /** UTF-16 length of the part's text. */
@@ -38,22 +39,24 @@ export class TextPart {
     return this.#text.length;
   }
 
-  /** Length of the part's text in code points (an annotated part's). */
-  get codePoints(): number {
-    return this.#text.counted;
-  }
-
   append(delta: string): void {
     this.#text.append(delta);
   }
 
-  text(): string {
-    return this.#text.toString();
+  /** Whether `text` starts with the part's text so far. */
+  isPrefixOf(text: string): boolean {
+    const own = this.#text;
+    return own instanceof TextFingerprint ? own.isPrefixOf(text) : text.startsWith(own.toString());
+  }
+
+  /** Length of the part's text in code points (an annotated part's). */
+  get codePoints(): number {
+    return (this.#text as TextBuffer).counted;
   }
 
   /** UTF-16 offset in the part of an offset in code points (an annotated part's). */
   utf16Of(codePoints: number): number {
-    return this.#text.utf16Of(codePoints);
+    return (this.#text as TextBuffer).utf16Of(codePoints);
   }
 }
 
