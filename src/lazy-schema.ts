@@ -6,13 +6,18 @@
  *
  * The value is a Proxy that builds the schema on its first touch and forwards every
  * operation to it, so through property access it is the schema: `parse`, `shape`,
- * `instanceof z.ZodObject`, `extend`, nesting inside another schema, `z.toJSONSchema`.
+ * `instanceof z.ZodObject`, `extend`, nesting inside another schema, `z.toJSONSchema`. Its
+ * methods are bound to the Proxy, as a zod schema's are to the schema they are read from, so
+ * what they return or register (`register`, `meta`, `optional().unwrap()`) is this value.
+ * It cannot be frozen (`Object.freeze` throws a TypeError and leaves it as it was).
+ *
+ * Only for schemas whose outermost type is not a wrapper (optional, nullable, default,
+ * catch, pipe, readonly, lazy, promise): zod's JSON Schema step for those looks the wrapper
+ * up by its own identity, which is not the Proxy's. Wrap the schema inside instead.
  */
 const traps =
-  "set has ownKeys getOwnPropertyDescriptor defineProperty deleteProperty getPrototypeOf setPrototypeOf isExtensible preventExtensions";
+  "set has ownKeys getOwnPropertyDescriptor defineProperty deleteProperty getPrototypeOf setPrototypeOf isExtensible";
 
-// Calls are pure: a bundle that does not use a schema drops it.
-/* @__NO_SIDE_EFFECTS__ */
 export function lazySchema<T extends object>(build: () => T): T {
   let schema: T | undefined;
   // The Proxy's own target stays empty but for what the language requires it to mirror (the
@@ -34,8 +39,11 @@ export function lazySchema<T extends object>(build: () => T): T {
     options: object,
     inspect: (value: T, options: object) => string,
   ) => inspect(built(), options);
-  // Getters run on the schema itself (its methods are bound to it, not to the Proxy).
-  const handler: ProxyHandler<T> = { get: (_, key) => Reflect.get(built(), key) };
+  const handler: ProxyHandler<T> = {
+    get: (_, key, receiver) => Reflect.get(built(), key, receiver),
+    // Refused before the schema is touched: a frozen schema, an empty target, would break the Proxy.
+    preventExtensions: () => false,
+  };
   for (const trap of traps.split(" "))
     (handler as Record<string, unknown>)[trap] = (_: T, key: unknown, value: unknown) =>
       (Reflect as unknown as Record<string, (...args: unknown[]) => unknown>)[trap]!(built(), key, value);

@@ -5,13 +5,34 @@
 import { z } from "zod";
 import { lazySchema } from "./lazy-schema.js";
 
+const buildShape = () => ({
+  apiKey: z.string().optional(),
+  baseURL: z.string().optional(),
+  previousApiKeys: z.array(z.string()).optional(),
+});
+let shape: ReturnType<typeof buildShape> | undefined;
+const shapeOf = () => {
+  if (shape === undefined) shape = buildShape();
+  return shape;
+};
+
+/**
+ * Getters, so that the schemas are built when a settings schema first spreads them, not at
+ * import (lazy-schema.ts; its Proxy does not suit an optional schema).
+ */
 export const engineSettingsShape = {
   /** The engine's API key; defaults to its environment variable (`OPENAI_API_KEY`, …). */
-  apiKey: lazySchema(() => z.string().optional()),
+  get apiKey() {
+    return shapeOf().apiKey;
+  },
   /** The API's base URL, e.g. a proxy or a test server. */
-  baseURL: lazySchema(() => z.string().optional()),
+  get baseURL() {
+    return shapeOf().baseURL;
+  },
   /** After a key rotation: refs created with these keys still attach (see README, Refs). Never sent. */
-  previousApiKeys: lazySchema(() => z.array(z.string()).optional()),
+  get previousApiKeys() {
+    return shapeOf().previousApiKeys;
+  },
 };
 
 /** The longest wait a timer holds: setTimeout fires a longer one after 1 ms. */

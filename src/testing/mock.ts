@@ -1,6 +1,7 @@
 import { InvalidRequestError, SondeError } from "../errors.js";
 import { Usage } from "../event-schemas.js";
 import { type Citation, isTerminal, type JobStatus, type ResearchEvent } from "../events.js";
+import { lazySchema } from "../lazy-schema.js";
 import { installMockHook, type MockHook } from "../mocks.js";
 import type {
   CancelOutcome,
@@ -129,7 +130,7 @@ function script(rule: MockRule): MappedEvent[] {
   return events;
 }
 
-const MockUsage = Usage.partial().strict();
+const MockUsage = lazySchema(() => Usage.partial().strict());
 
 /** Checks a scripted usage at `mockResearch()` time, naming any key the `Usage` shape lacks. */
 function checkUsage(usage: unknown): void {

@@ -90,9 +90,56 @@ describe("a lazily built schema behaves as the schema", () => {
     expect(shown).not.toMatch(/^\[Object: null prototype\]/);
   });
 
-  it("refuses to be frozen, loudly", async () => {
+  it("refuses to be frozen, loudly, and stays usable", async () => {
     const { lazySchema } = await import("../../src/lazy-schema.js");
     const lazy = lazySchema(() => z.string());
     expect(() => Object.freeze(lazy)).toThrow(TypeError);
+    expect(Object.isExtensible(lazy)).toBe(true);
+    expect(Object.isFrozen(lazy)).toBe(false);
+    expect(lazy.parse("still")).toBe("still");
+  });
+
+  it("is the value its methods return and register", async () => {
+    const { Citation, GapKind } = await import("../../src/index.js");
+    const registry = z.registry<{ id: string }>();
+    expect(Citation.register(registry, { id: "Citation" })).toBe(Citation);
+    expect(registry.get(Citation)).toEqual({ id: "Citation" });
+    expect(Citation.optional().unwrap()).toBe(Citation);
+    z.globalRegistry.add(GapKind, { description: "Why a report has a gap" });
+    expect(GapKind.description).toBe("Why a report has a gap");
+    // Registered under its own id, an app's schema refers to it instead of inlining it.
+    const json = z.toJSONSchema(z.object({ a: Citation, b: Citation.optional() }), { metadata: registry });
+    expect(json.$defs && Object.keys(json.$defs)).toEqual(["Citation"]);
+  });
+
+  it("converts to JSON Schema: every exported schema, and an app's settings built on engineSettingsShape", async () => {
+    const sonde: Record<string, unknown> = await import("../../src/index.js");
+    const provider: Record<string, unknown> = await import("../../src/provider-entry.js");
+    const engines: Record<string, unknown>[] = await Promise.all([
+      import("../../providers/openai/index.js"),
+      import("../../providers/gemini/index.js"),
+      import("../../providers/openrouter/index.js"),
+      import("../../providers/perplexity/index.js"),
+      import("../../providers/hosted/index.js"),
+      import("../../providers/portable/index.js"),
+    ]);
+    const schemas = [sonde, provider, ...engines].flatMap((entry) =>
+      Object.entries(entry).filter(([, value]) => value instanceof z.ZodType),
+    );
+    expect(schemas.map(([name]) => name)).toEqual(
+      expect.arrayContaining(["ResearchEvent", "JobRef", "ResearchRequest", "openaiSettingsSchema"]),
+    );
+    for (const [name, schema] of schemas) {
+      expect(() => z.toJSONSchema(schema as z.ZodType, { unrepresentable: "any" }), name).not.toThrow();
+    }
+    const { engineSettingsShape } = provider as typeof import("../../src/provider-entry.js");
+    const appSettings = z.strictObject({ ...engineSettingsShape, region: z.string().optional() });
+    expect(z.toJSONSchema(appSettings)).toMatchObject({
+      properties: {
+        apiKey: { type: "string" },
+        previousApiKeys: { type: "array" },
+        region: { type: "string" },
+      },
+    });
   });
 });
