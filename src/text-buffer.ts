@@ -103,19 +103,6 @@ export class TextBuffer {
     return joined;
   }
 
-  /** `toString().slice(start, end)`, reading only the blocks in range. */
-  slice(start: number, end = this.#length): string {
-    this.#seal();
-    const out: string[] = [];
-    for (const block of this.#blocks) {
-      const blockEnd = block.units + block.text.length;
-      if (blockEnd <= start) continue;
-      if (block.units >= end) break;
-      out.push(block.text.slice(Math.max(0, start - block.units), end - block.units));
-    }
-    return out.join("");
-  }
-
   /**
    * UTF-16 offset of `offset` in the constructor's unit (clamped to the end; a byte offset
    * inside a character rounds down). O(block), whatever the report's length.

@@ -7,6 +7,7 @@
 import { responsesAdapter } from "../../src/protocols/responses/adapter.js";
 import { urlAnnotations } from "../../src/protocols/responses/annotations.js";
 import type { ResponsesEngine } from "../../src/protocols/responses/dialect.js";
+import { ReasoningSummary } from "../../src/protocols/responses/reasoning-summary.js";
 import { toolEvent } from "../../src/protocols/responses/tool-calls.js";
 import { tokenUsageOf } from "../../src/protocols/responses/usage.js";
 import type { ResearchAdapter } from "../../src/provider.js";
@@ -23,6 +24,7 @@ export const openaiEngine: ResponsesEngine = {
     // Built-in searches are not in `usage`: the counted web_search_call items are the figure.
     usage: tokenUsageOf,
     annotations: urlAnnotations,
+    reasoningSummary: ReasoningSummary,
     toolEvent,
   },
   endpoints: {

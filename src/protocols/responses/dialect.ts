@@ -9,6 +9,7 @@ import type { Citation, ProviderName } from "../../events.js";
 import type { MappedEvent, ProviderContext, UsageReport } from "../../provider.js";
 import type { HttpClient } from "../../transport/http.js";
 import type { UrlAnnotations } from "./annotations.js";
+import type { ReasoningSummary } from "./reasoning-summary.js";
 import type { ReasoningTrace } from "./reasoning-trace.js";
 import type { SourceIndex } from "./text.js";
 import type { CallState } from "./tool-events.js";
@@ -44,6 +45,11 @@ export interface ResponsesDialect {
    * `ReasoningTrace`); without it such events map to nothing.
    */
   reasoningTrace?: typeof ReasoningTrace;
+  /**
+   * Set when the provider streams a reasoning summary (`response.reasoning_summary_text.delta`,
+   * OpenAI: `ReasoningSummary`); without it such deltas map to nothing.
+   */
+  reasoningSummary?: typeof ReasoningSummary;
   /**
    * The completed `search`/`tool` events of one of the provider's own output items in a
    * finished Response (Perplexity's `search_results`, `fetch_url_results`), as its live

@@ -9,6 +9,7 @@ import type { Logger, MappedEvent, WireEvent } from "../../provider.js";
 import { UNCOMPILED } from "../../transport/fast-json.js";
 import type { ResponsesDialect } from "./dialect.js";
 import { decodeStreamEvent, type StreamEvent, type StreamEventOf } from "./events.js";
+import type { ReasoningSummary } from "./reasoning-summary.js";
 import type { ReasoningTrace } from "./reasoning-trace.js";
 import { type DeliveredPrefix, type EmittedCounts, StreamedReport } from "./report.js";
 
@@ -92,7 +93,7 @@ export class ResponseMapper {
   /** Perplexity's searches completed live (by what they say: they have no item ids). */
   readonly #liveSearches = new LiveSearches();
   #trail = 0;
-  #thinkingKey: string | undefined;
+  readonly #summary: ReasoningSummary | undefined;
   #errorEmitted = false;
   #lastBatch: LastBatch | undefined;
 
@@ -106,6 +107,8 @@ export class ResponseMapper {
       logger: options.logger,
       provider: options.dialect.provider,
     });
+    const Summary = options.dialect.reasoningSummary;
+    this.#summary = Summary && new Summary();
     const Trace = options.dialect.reasoningTrace;
     this.#trace =
       Trace &&
@@ -240,7 +243,7 @@ export class ResponseMapper {
       case "response.output_text.delta":
         return this.#text.delta(event);
       case "response.reasoning_summary_text.delta":
-        return this.#summary(event);
+        return this.#options.includeThinking && this.#summary ? this.#summary.map(event) : [];
       case "response.created":
       case "response.queued":
       case "response.in_progress":
@@ -358,15 +361,6 @@ export class ResponseMapper {
     }
     const tool = this.#dialect.toolEvent?.(item, itemState(item));
     return tool ? [tool] : [];
-  }
-
-  #summary(event: StreamEventOf<"response.reasoning_summary_text.delta">): MappedEvent[] {
-    if (!this.#options.includeThinking || !event.delta) return [];
-    const key = `${event.item_id}:${event.summary_index ?? 0}`;
-    // Summary parts arrive as separate paragraphs ("**Title**\n\n…"); keep them apart.
-    const separator = this.#thinkingKey !== undefined && this.#thinkingKey !== key ? "\n\n" : "";
-    this.#thinkingKey = key;
-    return [{ type: "thinking", delta: separator + event.delta }];
   }
 
   #error(event: StreamEventOf<"error">): MappedEvent[] {
