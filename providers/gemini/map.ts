@@ -8,9 +8,10 @@
  * Every batch lists text first, then citations, then the rest: `resumeState()` relies on
  * it to tell, from a ref's `cursorOffset`, how much of the last batch was delivered.
  */
+
+import { CountedText } from "../../src/counted-text.js";
 import type { Citation, Gap, JobStatus, ResearchPhase } from "../../src/events.js";
 import type { Logger, MappedEvent, UsageReport, WireEvent } from "../../src/provider.js";
-import { TextBuffer } from "../../src/text-buffer.js";
 import { TextFingerprint } from "../../src/text-fingerprint.js";
 import { LazyWire, PLAIN, STRING, stringValue, UINT, UNCOMPILED } from "../../src/transport/fast-json.js";
 import { describeError } from "./errors.js";
@@ -83,7 +84,7 @@ function stepPayload(_match: RegExpExecArray, step: StepText): Record<string, un
 interface StepState {
   type: string;
   /** `model_output`: its text so far (counting UTF-8 bytes), and where it starts in the report. */
-  text: TextBuffer;
+  text: CountedText;
   base: number | undefined;
   /** Annotations that point past the text received so far. */
   pending: WireAnnotation[];
@@ -385,7 +386,7 @@ export class GeminiMapper {
     if (!state) {
       state = {
         type: type ?? "unknown",
-        text: new TextBuffer("bytes"),
+        text: new CountedText("bytes"),
         base: undefined,
         pending: [],
         queries: [],

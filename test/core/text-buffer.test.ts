@@ -1,4 +1,5 @@
 import { expect, test } from "vitest";
+import { CountedText } from "../../src/counted-text.js";
 import { TextBuffer } from "../../src/text-buffer.js";
 import { codePointsToUtf16, utf8BytesToUtf16 } from "../../src/text-offsets.js";
 
@@ -18,8 +19,8 @@ test("the buffer's text is the concatenation of its deltas, flat", () => {
 });
 
 test("code point and UTF-8 offsets convert as a scan from the start would, in any block", () => {
-  const points = new TextBuffer("codePoints");
-  const bytes = new TextBuffer("bytes");
+  const points = new CountedText("codePoints");
+  const bytes = new CountedText("bytes");
   for (const [i, delta] of deltas.entries()) {
     points.append(delta);
     bytes.append(delta);

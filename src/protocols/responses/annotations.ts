@@ -4,6 +4,8 @@
  * `annotations` to `urlAnnotations`; one that does not (Perplexity cites by inline
  * markers) leaves this module out of its bundle.
  */
+
+import { CountedText } from "../../counted-text.js";
 import type { Citation } from "../../events.js";
 import { OffsetCursor } from "../../text-offsets.js";
 import type { TextPart } from "./text.js";
@@ -13,6 +15,8 @@ import type { WireAnnotation } from "./wire.js";
 export interface UrlAnnotations {
   /** Whether the annotation is a citation (a `url_citation` with a URL): others are ignored. */
   cites(annotation: WireAnnotation): boolean;
+  /** A content part's text as it streams, counted in code points (what the indexes count). */
+  partText(): CountedText;
   /**
    * The citations of the part's waiting annotations (`part.pending`) whose text has arrived
    * (all of them when `force`), in order; they leave `pending`.
@@ -38,6 +42,8 @@ function citationOf(annotation: WireAnnotation, toUtf16: (codePoints: number) =>
 
 export const urlAnnotations: UrlAnnotations = {
   cites,
+
+  partText: () => new CountedText("codePoints"),
 
   flush(part, force) {
     const out: Citation[] = [];

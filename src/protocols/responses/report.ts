@@ -93,7 +93,7 @@ export class StreamedReport {
     const key = `${event.item_id}:${contentIndex}`;
     let part = this.#parts.get(key);
     if (!part) {
-      part = new TextPart(this.#streamed.length, this.#annotations !== undefined);
+      part = new TextPart(this.#streamed.length, this.#annotations?.partText());
       this.#parts.set(key, part);
     }
     this.#last = { itemId: event.item_id, contentIndex, part };

@@ -4,8 +4,9 @@
  * (`[web:N]`) that point at search results, which its dialect resolves (see dialect.ts).
  * Either way a citation's offsets end up as UTF-16 offsets of the whole report.
  */
+
+import type { CountedText } from "../../counted-text.js";
 import type { Citation } from "../../events.js";
-import { TextBuffer } from "../../text-buffer.js";
 import { TextFingerprint } from "../../text-fingerprint.js";
 import type { InlineCitations, ResponsesDialect } from "./dialect.js";
 import { searchItemKey } from "./tool-counts.js";
@@ -25,13 +26,14 @@ import {
  * into it); any other keeps only a fingerprint, enough to check a final text against.
  */
 export class TextPart {
-  readonly #text: TextBuffer | TextFingerprint;
+  readonly #text: CountedText | TextFingerprint;
   readonly pending: WireAnnotation[] = [];
   constructor(
     readonly start: number,
-    annotated: boolean,
+    /** An annotated part's text, counted in code points (see annotations.ts); else only a fingerprint is kept. */
+    counted?: CountedText,
   ) {
-    this.#text = annotated ? new TextBuffer("codePoints") : new TextFingerprint();
+    this.#text = counted ?? new TextFingerprint();
   }
 
   /** UTF-16 length of the part's text. */
@@ -51,12 +53,12 @@ export class TextPart {
 
   /** Length of the part's text in code points (an annotated part's). */
   get codePoints(): number {
-    return (this.#text as TextBuffer).counted;
+    return (this.#text as CountedText).counted;
   }
 
   /** UTF-16 offset in the part of an offset in code points (an annotated part's). */
   utf16Of(codePoints: number): number {
-    return (this.#text as TextBuffer).utf16Of(codePoints);
+    return (this.#text as CountedText).utf16Of(codePoints);
   }
 }
 
