@@ -41,7 +41,8 @@ export function lazySchema<T extends object>(build: () => T): T {
   ) => inspect(built(), options);
   const handler: ProxyHandler<T> = {
     get: (_, key, receiver) => Reflect.get(built(), key, receiver),
-    // Refused before the schema is touched: a frozen schema, an empty target, would break the Proxy.
+    // Refused, leaving the schema as it was: a non-extensible Proxy would need its target to
+    // hold every property of the schema, which it does not.
     preventExtensions: () => false,
   };
   for (const trap of traps.split(" "))
