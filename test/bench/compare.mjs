@@ -3,7 +3,7 @@
  * fetch + eventsource-parser + JSON.parse + concatenating deltas — on the same transcripts
  * served over loopback, each run in a fresh process, rotating the SDK read two ways (`result()`
  * alone, and `for await` over every event) and the floor. Prints medians and floor/SDK
- * time ratios (≥ 1 means as fast as the floor), the Perplexity
+ * time ratios (≥ 1 means as fast as the floor) with the range of each round's own ratio, the Perplexity
  * citation path against the same stream without citations, cold import, and retained
  * memory at 1,000,000 deltas.
  *
@@ -82,8 +82,14 @@ async function sideBySide(engine, deltas = DELTAS, sdkModes = SDK_MODES, flags =
   } finally {
     await server.close();
   }
+  // Each round's own floor/SDK ratio: their spread says how far one median ratio can be trusted.
+  const spread = (mode) => {
+    const ratios = times.floor.map((floor, i) => floor / times[mode][i]);
+    return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
+  };
   return {
     ...Object.fromEntries(modes.map((mode) => [mode, median(times[mode])])),
+    spread: Object.fromEntries(sdkModes.map((mode) => [mode, spread(mode)])),
     importMs: median(imports),
   };
 }
@@ -91,14 +97,16 @@ async function sideBySide(engine, deltas = DELTAS, sdkModes = SDK_MODES, flags =
 const rows = [];
 const warmRows = [];
 const importTimes = [];
-const row = (engine, { sdk, iterate, floor }) => ({
+const row = (engine, { sdk, iterate, floor, spread }) => ({
   engine,
   deltas: DELTAS,
   "floor ms": floor.toFixed(0),
   "result() ms": sdk.toFixed(0),
   "result() speed": (floor / sdk).toFixed(2),
+  rounds: spread.sdk,
   "for await ms": iterate.toFixed(0),
   "for await speed": (floor / iterate).toFixed(2),
+  "rounds ": spread.iterate,
 });
 for (const engine of ENGINES) {
   const fresh = await sideBySide(engine);
@@ -107,7 +115,7 @@ for (const engine of ENGINES) {
   if (WARM) warmRows.push(row(engine, await sideBySide(engine, DELTAS, SDK_MODES, ["--warm"])));
 }
 console.log(
-  `\nStreaming, median of ${RUNS} fresh-process runs each; speed = floor ms / SDK ms (≥ 0.90 is the target):`,
+  `\nStreaming, median of ${RUNS} fresh-process runs each; speed = floor ms / SDK ms (≥ 0.90 is the target); rounds = the lowest and highest ratio of a single round (the floor and the SDK run back to back):`,
 );
 console.table(rows);
 if (WARM) {
