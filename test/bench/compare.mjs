@@ -10,6 +10,10 @@
  * The same runs again with one job run first in each process (BENCH_WARM=0 skips) separate
  * what a process pays once, with its first job, from what every delta costs.
  *
+ * The floor is also run read by `for await` (run-one.mjs `floor-iterate`: each delta handed
+ * out by the thinnest hand-written async iterator), to show what delivering a stream one
+ * event per `for await` step costs in itself, and Sonde's `for await` against that.
+ *
  * Env: BENCH_DELTAS (100000), BENCH_RUNS (5), BENCH_MEMORY_DELTAS (1000000; 0 skips),
  * BENCH_ENGINES (comma-separated; default openai,gemini,perplexity,openrouter), BENCH_CITATIONS (0 skips),
  * BENCH_WARM (0 skips).
@@ -64,7 +68,7 @@ const SDK_MODES = ["sdk", "iterate"];
 async function sideBySide(engine, deltas = DELTAS, sdkModes = SDK_MODES, flags = []) {
   const { body, report } = engines[engine].transcript(deltas);
   const server = await serve(body);
-  const modes = [...sdkModes, "floor"];
+  const modes = [...sdkModes, "floor", ...(sdkModes.includes("iterate") ? ["floor-iterate"] : [])];
   const times = Object.fromEntries(modes.map((mode) => [mode, []]));
   const imports = [];
   try {
@@ -83,13 +87,19 @@ async function sideBySide(engine, deltas = DELTAS, sdkModes = SDK_MODES, flags =
     await server.close();
   }
   // Each round's own floor/SDK ratio: their spread says how far one median ratio can be trusted.
-  const spread = (mode) => {
-    const ratios = times.floor.map((floor, i) => floor / times[mode][i]);
+  const spread = (mode, floor = "floor") => {
+    const ratios = times[floor].map((ms, i) => ms / times[mode][i]);
     return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
   };
   return {
     ...Object.fromEntries(modes.map((mode) => [mode, median(times[mode])])),
-    spread: Object.fromEntries(sdkModes.map((mode) => [mode, spread(mode)])),
+    spread: {
+      ...Object.fromEntries(sdkModes.map((mode) => [mode, spread(mode)])),
+      ...(times["floor-iterate"] && {
+        "floor-iterate": spread("floor-iterate"),
+        "iterate-vs-iterated-floor": spread("iterate", "floor-iterate"),
+      }),
+    },
     importMs: median(imports),
   };
 }
@@ -108,21 +118,44 @@ const row = (engine, { sdk, iterate, floor, spread }) => ({
   "for await speed": (floor / iterate).toFixed(2),
   "rounds ": spread.iterate,
 });
+/** `for await` against the floor read by `for await` too (run-one.mjs `floor-iterate`). */
+const iteratedRow = (engine, { iterate, floor, "floor-iterate": floorIterate, spread }) => ({
+  engine,
+  "floor ms": floor.toFixed(0),
+  "floor, for await ms": floorIterate.toFixed(0),
+  "its speed": (floor / floorIterate).toFixed(2),
+  rounds: spread["floor-iterate"],
+  "Sonde for await ms": iterate.toFixed(0),
+  "speed vs it": (floorIterate / iterate).toFixed(2),
+  "rounds ": spread["iterate-vs-iterated-floor"],
+});
+const iteratedRows = [];
+const warmIteratedRows = [];
 for (const engine of ENGINES) {
   const fresh = await sideBySide(engine);
   importTimes.push(fresh.importMs);
   rows.push(row(engine, fresh));
-  if (WARM) warmRows.push(row(engine, await sideBySide(engine, DELTAS, SDK_MODES, ["--warm"])));
+  iteratedRows.push(iteratedRow(engine, fresh));
+  if (WARM) {
+    const warm = await sideBySide(engine, DELTAS, SDK_MODES, ["--warm"]);
+    warmRows.push(row(engine, warm));
+    warmIteratedRows.push(iteratedRow(engine, warm));
+  }
 }
 console.log(
   `\nStreaming, median of ${RUNS} fresh-process runs each; speed = floor ms / SDK ms (≥ 0.90 is the target); rounds = the lowest and highest ratio of a single round (the floor and the SDK run back to back):`,
 );
 console.table(rows);
+console.log(
+  "\nThe floor read by `for await` (the same runs): each delta handed out by the thinnest async iterator, what any `for await` API pays; Sonde's `for await` against it:",
+);
+console.table(iteratedRows);
 if (WARM) {
   console.log(
     "\nThe same, timing a second job in each process (the SDK and the floor each ran the same read once before it):",
   );
   console.table(warmRows);
+  console.table(warmIteratedRows);
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * One measured run in a fresh process: `node run-one.mjs <sdk|iterate|floor> <engine> <url> [--memory|--warm]`.
+ * One measured run in a fresh process: `node run-one.mjs <sdk|iterate|floor|floor-iterate> <engine> <url> [--memory|--warm]`.
  * `sdk` awaits `job.result()` alone; `iterate` consumes every event with `for await` (as an
- * app that shows progress does), then takes the result.
+ * app that shows progress does), then takes the result. `floor-iterate` is the floor handed
+ * out one delta per `for await` step by the thinnest iterator (see `floorEvents`).
  * Prints one JSON line: stream time (request to last delta), report length, and with
  * `--memory` (run under --expose-gc) the heap retained after GC while the finished job and
  * its result are held. With `--warm`, the same job (or floor read) runs once untimed first, and
@@ -43,6 +44,63 @@ async function floor() {
   return { report };
 }
 
+/**
+ * The floor as a `for await` reads it: the same fetch, parser and `JSON.parse`, each delta one
+ * `{ type, delta }` object handed out by a hand-written async iterator (`next()` resolves at
+ * once from what the last network read parsed; it reads the network only when that is used
+ * up). The least any client pays to deliver a stream one event per `for await` step.
+ */
+class FloorEvents {
+  #buffer = [];
+  #at = 0;
+  #reader;
+  #parser;
+  #decoder = new TextDecoder();
+
+  constructor(reader) {
+    this.#reader = reader;
+    this.#parser = createParser({
+      onEvent: (message) => {
+        if (message.data === "[DONE]") return;
+        const delta = floorDelta(engine, JSON.parse(message.data));
+        if (typeof delta === "string") this.#buffer.push({ type: "text", delta });
+      },
+    });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next() {
+    if (this.#at < this.#buffer.length)
+      return Promise.resolve({ done: false, value: this.#buffer[this.#at++] });
+    return this.#read();
+  }
+
+  async #read() {
+    this.#buffer = [];
+    this.#at = 0;
+    while (this.#buffer.length === 0) {
+      const read = await this.#reader.read();
+      if (read.done) return { done: true, value: undefined };
+      this.#parser.feed(this.#decoder.decode(read.value, { stream: true }));
+    }
+    return { done: false, value: this.#buffer[this.#at++] };
+  }
+}
+
+async function floorEvents() {
+  const response = await fetch(`${url}${spec.path}`, {
+    method: "POST",
+    body: "{}",
+    headers: { "content-type": "application/json" },
+  });
+  let report = "";
+  for await (const event of new FloorEvents(response.body.getReader())) report += event.delta;
+  return { report };
+}
+
 // Cold import, timed; before the memory baseline, so code is not counted as retained data.
 // `new Sonde()` loads an engine's code with its first job (src/lazy-engine.ts): it is loaded
 // here, with the import, so that the stream time is the job's own work, as in earlier sessions.
@@ -63,10 +121,11 @@ async function sdk() {
   return { report: result.report, result, job };
 }
 
-if (warm) await (sdkMode ? sdk() : floor());
+const read = sdkMode ? sdk : mode === "floor-iterate" ? floorEvents : floor;
+if (warm) await read();
 const base = memory ? heap() : 0;
 const started = performance.now();
-const outcome = sdkMode ? await sdk() : await floor();
+const outcome = await read();
 const ms = performance.now() - started;
 const line = { mode, engine, ms, chars: outcome.report.length, importMs };
 if (memory) {
