@@ -8,6 +8,7 @@ import {
   UnsupportedOptionError,
 } from "./errors.js";
 import type { ProviderName } from "./events.js";
+import { plainRequest } from "./plain-request.js";
 import type { ProviderContext, ResearchAdapter, ResolvedRequest } from "./provider.js";
 import { type ParsedRequest, type RequestOption, ResearchRequest } from "./request.js";
 import { UNCOMPILED } from "./transport/fast-json.js";
@@ -96,11 +97,15 @@ export function resolveRequest(
     contextFor: (provider: ProviderName) => Pick<ProviderContext, "settings" | "extras">;
   },
 ): ResolvedRequest {
-  const parsed = ResearchRequest.safeParse(input, UNCOMPILED);
-  if (!parsed.success) {
-    throw new InvalidRequestError(`Invalid research request: ${describeIssues(parsed.error)}.`);
+  // The common request is checked by hand, with the schema's result (plain-request.ts).
+  let request = plainRequest(input);
+  if (!request) {
+    const parsed = ResearchRequest.safeParse(input, UNCOMPILED);
+    if (!parsed.success) {
+      throw new InvalidRequestError(`Invalid research request: ${describeIssues(parsed.error)}.`);
+    }
+    request = parsed.data;
   }
-  const request = parsed.data;
   const info = findIn(options.models, request.model);
   const provider = providerOf(request.model);
   // An engine's models are known only to clients built with it: name the engine to add.

@@ -1,0 +1,49 @@
+import type { ParsedRequest } from "./request.js";
+
+type Check = (value: unknown) => boolean;
+const isString: Check = (value) => typeof value === "string";
+const nonEmpty: Check = (value) => isString(value) && (value as string).length > 0;
+/** `z.number().int().positive()`: zod's int is a safe integer. */
+const positiveInt: Check = (value) => Number.isSafeInteger(value) && (value as number) > 0;
+
+/**
+ * The keys a plain request may have, each with the check the schema makes of a value other than
+ * undefined, in the schema's order (zod's output lists the present keys in that order).
+ */
+const PLAIN: Readonly<Record<string, Check>> = {
+  model: nonEmpty,
+  query: isString, // and non-empty once trimmed: below
+  instructions: isString,
+  output: nonEmpty,
+  maxToolCalls: positiveInt,
+  previousJobId: nonEmpty,
+  timeoutMs: positiveInt,
+  idempotencyKey: (value) => nonEmpty(value) && (value as string).length <= 255,
+};
+
+/**
+ * The common request (a model, a query and plain options: strings and numbers) checked by
+ * hand, with the result `ResearchRequest.parse` gives (the query trimmed, the present keys in
+ * the schema's order). zod builds the request schema on its first use, which was 5–7 ms of a
+ * process's first `start()`. Anything else (another option, an invalid value, an object that is
+ * not a plain one) returns undefined: the schema decides, and words the error.
+ * test/core/plain-request.test.ts compares the two on generated input.
+ */
+export function plainRequest(input: unknown): ParsedRequest | undefined {
+  if (typeof input !== "object" || input === null) return undefined;
+  const proto = Object.getPrototypeOf(input);
+  // zod also reads inherited and non-enumerable properties: such objects go to it.
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  const record = input as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (Object.getOwnPropertyNames(record).length !== keys.length) return undefined;
+  for (const key of keys) {
+    const value = record[key];
+    if (!Object.hasOwn(PLAIN, key) || (value !== undefined && !PLAIN[key]!(value))) return undefined;
+  }
+  const query = isString(record.query) ? (record.query as string).trim() : "";
+  if (query === "" || record.model === undefined) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key in PLAIN) if (Object.hasOwn(record, key)) out[key] = key === "query" ? query : record[key];
+  return out as ParsedRequest;
+}
