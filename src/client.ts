@@ -2,6 +2,7 @@ import { checkOptionKeys, checkOptionValues } from "./client-options.js";
 import { InvalidRequestError, UnsupportedAdapterError } from "./errors.js";
 import type { ProviderName } from "./events.js";
 import type { SondeTelemetry } from "./observe.js";
+import { plainSection } from "./plain-settings.js";
 import {
   type Logger,
   type ProviderContext,
@@ -23,7 +24,7 @@ import { ResearchNamespace } from "./research.js";
 import { UNCOMPILED } from "./transport/fast-json.js";
 import { defaultRetryPolicy } from "./transport/retry.js";
 
-export type { EngineSettings } from "./settings.js";
+export type { EngineSettings } from "./engine-settings.js";
 export type { HostedSettings, OpenAISettings, OpenRouterSettings, PerplexitySettings, PortableSettings };
 
 export interface SondeOptions {
@@ -122,6 +123,7 @@ function checkSettings(
   for (const adapter of Object.values(adapters)) {
     const section = options[adapter.provider];
     if (section === undefined || !adapter.settingsSchema) continue;
+    if (plainSection(adapter.settingsSchema, section)) continue;
     const parsed = adapter.settingsSchema.safeParse(section, UNCOMPILED);
     if (parsed.success) continue;
     const issue = parsed.error.issues[0]!;

@@ -614,11 +614,6 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
           ? { type: "citation", citation: mapped.citation, seq: 0, cursor: wire.cursor, rawEvent: wire.data }
           : { type: "citation", citation: mapped.citation, seq: 0, rawEvent: wire.data };
     }
-    return this.#completeOther(mapped, wire);
-  }
-
-  /** `#complete` for every other event (apart, so that the short hot path above is optimized early). */
-  #completeOther(mapped: MappedEvent, wire: WireEvent | undefined): ResearchEvent | undefined {
     let event: ResearchEvent;
     if (mapped.type === "usage") {
       this.#usage = mergeUsage(this.#usage, mapped.usage, this.#init.pricing);

@@ -1,3 +1,4 @@
+import { plainFields } from "./plain-settings.js";
 import type { ParsedRequest } from "./request.js";
 
 type Check = (value: unknown) => boolean;
@@ -8,7 +9,8 @@ const positiveInt: Check = (value) => Number.isSafeInteger(value) && (value as n
 
 /**
  * The keys a plain request may have, each with the check the schema makes of a value other than
- * undefined, in the schema's order (zod's output lists the present keys in that order).
+ * undefined, in the schema's order (zod's output lists the present keys in that order). The
+ * portable engine's options (`idempotencyKey`, `sources`, `budget`) go to the schema.
  */
 const PLAIN: Readonly<Record<string, Check>> = {
   model: nonEmpty,
@@ -18,7 +20,6 @@ const PLAIN: Readonly<Record<string, Check>> = {
   maxToolCalls: positiveInt,
   previousJobId: nonEmpty,
   timeoutMs: positiveInt,
-  idempotencyKey: (value) => nonEmpty(value) && (value as string).length <= 255,
 };
 
 /**
@@ -30,18 +31,13 @@ const PLAIN: Readonly<Record<string, Check>> = {
  * test/core/plain-request.test.ts compares the two on generated input.
  */
 export function plainRequest(input: unknown): ParsedRequest | undefined {
-  if (typeof input !== "object" || input === null) return undefined;
-  const proto = Object.getPrototypeOf(input);
-  // zod also reads inherited and non-enumerable properties: such objects go to it.
-  if (proto !== Object.prototype && proto !== null) return undefined;
-  const record = input as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (Object.getOwnPropertyNames(record).length !== keys.length) return undefined;
-  for (const key of keys) {
+  const record = plainFields(input);
+  if (!record) return undefined;
+  for (const key in record) {
     const value = record[key];
     if (!Object.hasOwn(PLAIN, key) || (value !== undefined && !PLAIN[key]!(value))) return undefined;
   }
-  const query = isString(record.query) ? (record.query as string).trim() : "";
+  const query = typeof record.query === "string" ? record.query.trim() : "";
   if (query === "" || record.model === undefined) return undefined;
   const out: Record<string, unknown> = {};
   for (const key in PLAIN) if (Object.hasOwn(record, key)) out[key] = key === "query" ? query : record[key];

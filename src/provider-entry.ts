@@ -3,6 +3,8 @@
  * implement). Kept out of the main entry so that an app's autocomplete shows only what
  * an app uses.
  */
+
+export { type EngineSettings, engineSettingsSchema } from "./engine-settings.js";
 export type { JobInit } from "./job.js";
 export {
   type CancelOutcome,
@@ -24,4 +26,4 @@ export {
   type WireEvent,
 } from "./provider.js";
 export type { ParsedRequest } from "./request.js";
-export { type EngineSettings, engineSettingsSchema, engineSettingsShape } from "./settings.js";
+export { engineSettingsShape } from "./settings.js";

@@ -3,7 +3,6 @@
  * keys), as a zod shape each provider's own settings schema extends.
  */
 import { z } from "zod";
-import { lazySchema } from "./lazy-schema.js";
 
 const buildShape = () => ({
   apiKey: z.string().optional(),
@@ -41,9 +40,3 @@ export const longestTimer = `at most ${LONGEST_TIMER_MS} ms (about 24.8 days: a 
 
 /** A wait in milliseconds that a timer holds. A function, so a bundle without such a wait drops it. */
 export const timerMs = () => z.number().min(0).max(LONGEST_TIMER_MS, `takes ${longestTimer}`);
-
-/** A managed engine's key and endpoint (keys default to the environment). */
-export const engineSettingsSchema = lazySchema(() => z.strictObject(engineSettingsShape));
-
-/** A managed engine's key and endpoint (keys default to the environment). */
-export type EngineSettings = z.input<typeof engineSettingsSchema>;

@@ -135,16 +135,9 @@ describe("a plain request is checked by hand, with the schema's result", () => {
       const parsed = ResearchRequest.safeParse(input);
       const plain = plainRequest(input);
       const plainKeys = Object.keys(input).every((key) =>
-        [
-          "model",
-          "query",
-          "instructions",
-          "output",
-          "maxToolCalls",
-          "previousJobId",
-          "timeoutMs",
-          "idempotencyKey",
-        ].includes(key),
+        ["model", "query", "instructions", "output", "maxToolCalls", "previousJobId", "timeoutMs"].includes(
+          key,
+        ),
       );
       const context = JSON.stringify(input, (_, v) => (v === undefined ? "<undefined>" : v));
       if (plain !== undefined) {

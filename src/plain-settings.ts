@@ -1,0 +1,41 @@
+/**
+ * Settings schemas that are `engineSettingsShape` plus optional fields: every engine's own.
+ * A section of the client options holding only the shape's keys passes them as it is, so
+ * `new Sonde({ openai: { apiKey } })` need not build the schema (zod builds one on its first
+ * use, about 5 ms of a process's first client). An adapter from elsewhere is always parsed.
+ */
+const shapeSchemas = new WeakSet<object>();
+
+/** Marks `schema` as `engineSettingsShape` plus optional fields only (test/core/plain-settings.test.ts holds every engine's to it). */
+export function shapeSettings<S extends object>(schema: S): S {
+  shapeSchemas.add(schema);
+  return schema;
+}
+
+/**
+ * An object literal's own enumerable fields, or undefined for anything else: zod also reads
+ * inherited and non-enumerable properties, so such objects go to the schema.
+ */
+export function plainFields(value: unknown): Record<string, unknown> | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if (
+    (proto !== Object.prototype && proto !== null) ||
+    Object.getOwnPropertyNames(value).length !== Object.keys(value).length
+  )
+    return undefined;
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Whether `schema`, marked by `shapeSettings`, accepts `section` for sure, without building it:
+ * a key and a base URL, strings (earlier keys, rarer, go to the schema).
+ */
+export function plainSection(schema: object, section: unknown): boolean {
+  const fields = plainFields(section);
+  if (!fields || !shapeSchemas.has(schema)) return false;
+  for (const key in fields)
+    if ((key !== "apiKey" && key !== "baseURL") || !["string", "undefined"].includes(typeof fields[key]))
+      return false;
+  return true;
+}
