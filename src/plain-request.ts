@@ -33,13 +33,17 @@ const PLAIN: Readonly<Record<string, Check>> = {
 export function plainRequest(input: unknown): ParsedRequest | undefined {
   const record = plainFields(input);
   if (!record) return undefined;
-  for (const key in record) {
+  // Each field read once, as zod reads it (a getter is not asked twice).
+  const values: Record<string, unknown> = {};
+  for (const key of Object.keys(record)) {
     const value = record[key];
     if (!Object.hasOwn(PLAIN, key) || (value !== undefined && !PLAIN[key]!(value))) return undefined;
+    values[key] = value;
   }
-  const query = typeof record.query === "string" ? record.query.trim() : "";
-  if (query === "" || record.model === undefined) return undefined;
+  const query = typeof values.query === "string" ? values.query.trim() : "";
+  if (query === "" || values.model === undefined) return undefined;
   const out: Record<string, unknown> = {};
-  for (const key in PLAIN) if (Object.hasOwn(record, key)) out[key] = key === "query" ? query : record[key];
+  for (const key of Object.keys(PLAIN))
+    if (Object.hasOwn(values, key)) out[key] = key === "query" ? query : values[key];
   return out as ParsedRequest;
 }

@@ -2,7 +2,10 @@
  * Settings schemas that are `engineSettingsShape` plus optional fields: every engine's own.
  * A section of the client options holding only the shape's keys passes them as it is, so
  * `new Sonde({ openai: { apiKey } })` need not build the schema (zod builds one on its first
- * use, about 5 ms of a process's first client). An adapter from elsewhere is always parsed.
+ * use, about 5 ms of a process's first client). An adapter from elsewhere is always parsed, and
+ * so are the engines' own when a CommonJS app requires `sonde/core` and `sonde/providers/*`:
+ * each CommonJS entry has its own copy of this set, so the mark is not seen (the schema
+ * parses the section, as before this check existed).
  */
 const shapeSchemas = new WeakSet<object>();
 

@@ -154,6 +154,37 @@ describe("a plain request is checked by hand, with the schema's result", () => {
     expect(handled).toBeGreaterThan(400);
   });
 
+  it("lists the keys in the schema's order, whatever their order in the request, undefined ones too", () => {
+    const values = {
+      timeoutMs: 60_000,
+      previousJobId: "resp_1",
+      maxToolCalls: 3,
+      output: "a brief",
+      instructions: "Cite the regulation.",
+      query: " battery rules ",
+      model: "openai:o3-deep-research",
+    };
+    const empty = { ...values, timeoutMs: undefined, previousJobId: undefined, maxToolCalls: undefined };
+    for (const input of [values, { ...empty, output: undefined, instructions: undefined }, empty]) {
+      const plain = plainRequest(input);
+      expect(plain).toBeDefined();
+      expect(Object.entries(plain!)).toEqual(Object.entries(ResearchRequest.parse(input)));
+    }
+  });
+
+  it("reads each field once, as the schema does", () => {
+    let reads = 0;
+    const input = {
+      model: "openai:o3-deep-research",
+      get query() {
+        reads++;
+        return reads === 1 ? "first" : 42;
+      },
+    };
+    expect(plainRequest(input)).toEqual({ model: "openai:o3-deep-research", query: "first" });
+    expect(reads).toBe(1);
+  });
+
   it("leaves objects that are not plain to the schema, which reads inherited and hidden fields", () => {
     class Request {
       model = "openai:o3-deep-research";

@@ -104,6 +104,17 @@ describe("a plain section passes every engine's settings schema", () => {
       for (const section of sections)
         expect(plainSection(schema, section), `${provider} ${String(section)}`).toBe(false);
     }
+    // Whatever the engine (the portable one's schema included), a section passed unparsed is
+    // one its schema accepts.
+    for (const adapter of Object.values(adapters)) {
+      const schema = adapter.settingsSchema as
+        | { safeParse(value: unknown): { success: boolean } }
+        | undefined;
+      if (!schema) continue;
+      for (const section of [...sections, { apiKey: "sk-test-0000" }, { baseURL: "http://127.0.0.1:1" }, {}])
+        if (plainSection(schema, section))
+          expect(schema.safeParse(section).success, `${adapter.provider} ${String(section)}`).toBe(true);
+    }
     // A schema not marked (an adapter from elsewhere) is always parsed.
     expect(plainSection(z.strictObject({ apiKey: z.string().min(10) }), { apiKey: "short" })).toBe(false);
   });

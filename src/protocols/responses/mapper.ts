@@ -148,29 +148,20 @@ export class ResponseMapper {
     // function by its own bytecode run, and a delta runs a small part of `#event`'s).
     const events = event?.type === "response.output_text.delta" ? this.#text.delta(event) : this.#map(wire);
     if (!this.#options.includeThinking && events.length > 0) hideThought(wire.data, events);
+    if (events.length === 0) return events;
+    // The batch's figures are updated in place.
+    const last = (this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 });
+    last.cursor = wire.cursor;
+    last.text = last.citations = last.trail = 0;
     if (events.length === 1 && events[0]!.type === "text") {
-      // The hot path (a text delta): the batch's figures are updated in place.
-      this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
-      const last = this.#lastBatch;
-      last.cursor = wire.cursor;
+      // The hot path (a text delta).
       last.text = events[0]!.delta.length;
-      last.citations = 0;
-      last.trail = 0;
-    } else if (events.length > 0) {
-      let text = 0;
-      let citations = 0;
-      let trail = 0;
-      for (const event of events) {
-        if (event.type === "text") text += event.delta.length;
-        if (event.type === "citation") citations++;
-        if ((event.type === "search" || event.type === "tool") && event.state !== "started") trail++;
-      }
-      this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
-      const last = this.#lastBatch;
-      last.cursor = wire.cursor;
-      last.text = text;
-      last.citations = citations;
-      last.trail = trail;
+      return events;
+    }
+    for (const event of events) {
+      if (event.type === "text") last.text += event.delta.length;
+      if (event.type === "citation") last.citations++;
+      if ((event.type === "search" || event.type === "tool") && event.state !== "started") last.trail++;
     }
     return events;
   }
