@@ -150,7 +150,8 @@ export class ResponseMapper {
     if (!this.#options.includeThinking && events.length > 0) hideThought(wire.data, events);
     if (events.length === 0) return events;
     // The batch's figures are updated in place.
-    const last = (this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 });
+    this.#lastBatch ??= { cursor: undefined, text: 0, citations: 0, trail: 0 };
+    const last = this.#lastBatch;
     last.cursor = wire.cursor;
     last.text = last.citations = last.trail = 0;
     if (events.length === 1 && events[0]!.type === "text") {
