@@ -8,21 +8,12 @@ import { z } from "zod";
  * the modules under test counts its schema constructors' calls.
  */
 const counter = vi.hoisted(() => ({ calls: 0, names: [] as string[] }));
-vi.mock("zod", async (importOriginal) => {
-  const zod = await importOriginal<typeof import("zod")>();
-  const counting = new Proxy(zod.z, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function" || typeof key !== "string" || !/^[a-z]/.test(key)) return value;
-      return (...args: unknown[]) => {
-        counter.calls++;
-        counter.names.push(key);
-        return (value as (...args: unknown[]) => unknown)(...args);
-      };
-    },
-  });
-  return { ...zod, z: counting };
-});
+vi.mock("zod", async (importOriginal) =>
+  (await import("../helpers/counting-zod.js")).countingZod(
+    await importOriginal<typeof import("zod")>(),
+    counter,
+  ),
+);
 
 describe("zod schemas are built on first use", () => {
   it('importing "sonde" builds no schema', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { prng } from "../helpers/prng.js";
 
 /**
  * A plain request (model, query, string and number options) is checked by hand
@@ -6,37 +7,17 @@ import { describe, expect, it, vi } from "vitest";
  * the hand check must give exactly what the schema gives, and leave everything else to it.
  * The zod the modules under test see counts its schema constructors' calls.
  */
-const counter = vi.hoisted(() => ({ names: [] as string[] }));
-vi.mock("zod", async (importOriginal) => {
-  const zod = await importOriginal<typeof import("zod")>();
-  const counting = new Proxy(zod.z, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function" || typeof key !== "string" || !/^[a-z]/.test(key)) return value;
-      return (...args: unknown[]) => {
-        counter.names.push(key);
-        return (value as (...args: unknown[]) => unknown)(...args);
-      };
-    },
-  });
-  return { ...zod, z: counting };
-});
+const counter = vi.hoisted(() => ({ calls: 0, names: [] as string[] }));
+vi.mock("zod", async (importOriginal) =>
+  (await import("../helpers/counting-zod.js")).countingZod(
+    await importOriginal<typeof import("zod")>(),
+    counter,
+  ),
+);
 
 const { plainRequest } = await import("../../src/plain-request.js");
 const { ResearchRequest } = await import("../../src/request.js");
 const { InvalidRequestError, Sonde } = await import("../../src/index.js");
-
-/** A small seeded generator (mulberry32), so a failure names an input that can be replayed. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const KEYS = [
   "model",
@@ -128,7 +109,7 @@ describe("start() and validate() on a plain request", () => {
 
 describe("a plain request is checked by hand, with the schema's result", () => {
   it("agrees with ResearchRequest on generated input, and handles every plain request itself", () => {
-    const next = random(12);
+    const next = prng(12);
     let handled = 0;
     for (let i = 0; i < 4000; i++) {
       const input = generate(next);

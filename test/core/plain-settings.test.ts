@@ -7,21 +7,13 @@ import { describe, expect, it, vi } from "vitest";
  * fail when an engine's schema stops accepting such a section. The zod the modules under test
  * see counts its schema constructors' calls.
  */
-const counter = vi.hoisted(() => ({ names: [] as string[] }));
-vi.mock("zod", async (importOriginal) => {
-  const zod = await importOriginal<typeof import("zod")>();
-  const counting = new Proxy(zod.z, {
-    get(target, key) {
-      const value = Reflect.get(target, key);
-      if (typeof value !== "function" || typeof key !== "string" || !/^[a-z]/.test(key)) return value;
-      return (...args: unknown[]) => {
-        counter.names.push(key);
-        return (value as (...args: unknown[]) => unknown)(...args);
-      };
-    },
-  });
-  return { ...zod, z: counting };
-});
+const counter = vi.hoisted(() => ({ calls: 0, names: [] as string[] }));
+vi.mock("zod", async (importOriginal) =>
+  (await import("../helpers/counting-zod.js")).countingZod(
+    await importOriginal<typeof import("zod")>(),
+    counter,
+  ),
+);
 
 const { InvalidRequestError, Sonde } = await import("../../src/index.js");
 const { plainSection } = await import("../../src/plain-settings.js");

@@ -14,6 +14,7 @@ import { Sonde } from "../../src/index.js";
 import type { ResearchResult } from "../../src/job.js";
 import type { JobRef } from "../../src/ref.js";
 import { type Loopback, type RecordedRequest, startLoopback } from "../helpers/loopback.js";
+import { prng } from "../helpers/prng.js";
 import { blocks, eventsAfter, FAST, fixture, fixtureJson, KEY, running } from "./helpers.js";
 
 const transcript = fixture("research.sse");
@@ -21,18 +22,6 @@ const bytes = Buffer.from(transcript, "utf8");
 const stored = fixtureJson("research.interaction.json");
 const jobId = stored.id as string;
 const firstEventEnd = Buffer.byteLength(blocks(transcript)[0]!, "utf8");
-
-/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Cut positions: inside multi-byte characters, just after `data: `, mid-JSON, between events, and random. */
 function cutPoints(): { cut: number; kind: string }[] {

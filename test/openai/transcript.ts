@@ -10,17 +10,9 @@ import { framing, sseEvent } from "../helpers/sse.js";
 
 export const RESPONSE_ID = "resp_7c0ffee5eed0000000000000000000aa";
 
-/** mulberry32: small, fast, and the same sequence on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../helpers/prng.js";
+
+export { prng };
 
 export interface Transcript {
   /** The SSE payloads, in order. */
