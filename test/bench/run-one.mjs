@@ -22,13 +22,17 @@ function heap() {
   return process.memoryUsage().heapUsed;
 }
 
-/** The floor: fetch, eventsource-parser fed per network read, JSON.parse, concatenated deltas. */
-async function floor() {
-  const response = await fetch(`${url}${spec.path}`, {
+/** The floor's request: the transcript, as the loopback server sends it for any request. */
+const submit = () =>
+  fetch(`${url}${spec.path}`, {
     method: "POST",
     body: "{}",
     headers: { "content-type": "application/json" },
   });
+
+/** The floor: fetch, eventsource-parser fed per network read, JSON.parse, concatenated deltas. */
+async function floor() {
+  const response = await submit();
   let report = "";
   const parser = createParser({
     onEvent(message) {
@@ -91,11 +95,7 @@ class FloorEvents {
 }
 
 async function floorEvents() {
-  const response = await fetch(`${url}${spec.path}`, {
-    method: "POST",
-    body: "{}",
-    headers: { "content-type": "application/json" },
-  });
+  const response = await submit();
   let report = "";
   for await (const event of new FloorEvents(response.body.getReader())) report += event.delta;
   return { report };
