@@ -9,9 +9,17 @@
 // library is an optional peer goes in `optionalPeerEntries`: without the peer it must load,
 // or fail with a message naming the peer; once the peer is installed it must load.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 
 const root = resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -40,6 +48,17 @@ for (const [entry, peer] of Object.entries(optionalPeerEntries)) {
 
 const work = mkdtempSync(join(tmpdir(), "sonde-pack-"));
 if (!relative(root, work).startsWith("..")) fail(`the temporary project ${work} is inside the repo`);
+// Node resolves packages from every ancestor's node_modules: one there would make a package the
+// project does not install (an optional peer) resolve anyway.
+for (let dir = dirname(work); ; dir = dirname(dir)) {
+  if (existsSync(join(dir, "node_modules"))) {
+    rmSync(work, { recursive: true, force: true });
+    fail(
+      `${join(dir, "node_modules")} is above the temporary project ${work}: packages it holds would resolve there. Remove it, or point TMPDIR elsewhere.`,
+    );
+  }
+  if (dirname(dir) === dir) break;
+}
 const bin = (name) => join(root, "node_modules", ".bin", name);
 // The child npm must not inherit this run's project context (npm_config_local_prefix etc.).
 const env = Object.fromEntries(
