@@ -1,4 +1,4 @@
-import { plainFields } from "./plain-settings.js";
+import { plainFields } from "./plain-object.js";
 import type { ParsedRequest } from "./request.js";
 
 type Check = (value: unknown) => boolean;

@@ -1,6 +1,8 @@
+import { plainFields } from "./plain-object.js";
+
 /**
  * Settings schemas that are `engineSettingsShape` plus optional fields: every engine's own.
- * A section of the client options holding only the shape's keys passes them as it is, so
+ * A section of the client options holding only a key and a base URL passes them as it is, so
  * `new Sonde({ openai: { apiKey } })` need not build the schema (zod builds one on its first
  * use, about 5 ms of a process's first client). An adapter from elsewhere is always parsed, and
  * so are the engines' own when a CommonJS app requires `sonde/core` and `sonde/providers/*`:
@@ -13,21 +15,6 @@ const shapeSchemas = new WeakSet<object>();
 export function shapeSettings<S extends object>(schema: S): S {
   shapeSchemas.add(schema);
   return schema;
-}
-
-/**
- * An object literal's own enumerable fields, or undefined for anything else: zod also reads
- * inherited and non-enumerable properties, so such objects go to the schema.
- */
-export function plainFields(value: unknown): Record<string, unknown> | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const proto = Object.getPrototypeOf(value);
-  if (
-    (proto !== Object.prototype && proto !== null) ||
-    Object.getOwnPropertyNames(value).length !== Object.keys(value).length
-  )
-    return undefined;
-  return value as Record<string, unknown>;
 }
 
 /**
