@@ -7,9 +7,13 @@
  * the same import in a process that has already imported zod (untimed): Sonde's own share.
  *
  * Env: BENCH_IMPORT_RUNS (15); BENCH_IMPORT_BEFORE, the root of another build of Sonde (an
- * older commit's, built) to time alongside in the same rounds.
+ * older commit's, built) to time alongside in the same rounds. An entry that build does not
+ * have (`sonde/core` came later) is left out, and the last line gives this build's import
+ * against that one's: a ratio from one run, which a figure measured on another day and host
+ * is not (see RESULTS.md, "Session 9", for the issue's baseline build).
  */
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -25,17 +29,20 @@ const targets = {
   "sonde after zod": { preload: "zod", specifiers: [`${root}dist/index.js`] },
   ...(before && {
     'before: import("sonde")': [`${before}/dist/index.js`],
-    "before: sonde/core + openai": [`${before}/dist/core.js`, `${before}/dist/providers/openai.js`],
-    "before: sonde after zod": { preload: "zod", specifiers: [`${before}/dist/index.js`] },
+    ...(existsSync(`${before}/dist/core.js`) && {
+      "before: sonde/core + openai": [`${before}/dist/core.js`, `${before}/dist/providers/openai.js`],
+    }),
+    // Run from that build's root, so "zod" is the copy it resolves (its own node_modules, if it has one).
+    "before: sonde after zod": { preload: "zod", specifiers: [`${before}/dist/index.js`], cwd: before },
   }),
 };
 
 /** Times the imports in a fresh process, from the first `import()` to the last one settled. */
 async function once(target) {
-  const { preload, specifiers } = Array.isArray(target) ? { specifiers: target } : target;
+  const { preload, specifiers, cwd = root } = Array.isArray(target) ? { specifiers: target } : target;
   const warm = preload ? `await import(${JSON.stringify(preload)}); ` : "";
   const script = `${warm}const t = performance.now(); for (const s of ${JSON.stringify(specifiers)}) await import(s); console.log(performance.now() - t);`;
-  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root });
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd });
   return Number(stdout.trim());
 }
 
@@ -64,3 +71,7 @@ console.table(
     "× zod": (median(times[name]) / zod).toFixed(2),
   })),
 );
+if (before) {
+  const ratio = median(times['import("sonde")']) / median(times['before: import("sonde")']);
+  console.log(`import("sonde") takes ${ratio.toFixed(2)}× the time of the build at ${before}, in the same rounds.`);
+}
