@@ -73,5 +73,7 @@ console.table(
 );
 if (before) {
   const ratio = median(times['import("sonde")']) / median(times['before: import("sonde")']);
-  console.log(`import("sonde") takes ${ratio.toFixed(2)}× the time of the build at ${before}, in the same rounds.`);
+  console.log(
+    `import("sonde") takes ${ratio.toFixed(2)}× the time of the build at ${before}, in the same rounds.`,
+  );
 }
