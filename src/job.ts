@@ -725,7 +725,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
 
   /**
    * One connection's events (see `#reads` and `#iterated`). Returns the cursor of the last
-   * wire event seen; a failure is thrown as `Dropped` with that cursor.
+   * wire event seen; a failed network read is thrown as `Dropped` with that cursor (`#pull`).
    */
   async *#connection(
     stream: OpenStream,
@@ -733,13 +733,21 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     batched: boolean,
   ): AsyncGenerator<ResearchEvent[], string | undefined> {
     const position: ReadPosition = { last: cursor };
+    if (batched) yield* this.#reads(stream, position);
+    else yield* this.#iterated(stream, position);
+    return position.last;
+  }
+
+  /**
+   * The next network read. Only its failure is a drop to resume from: a read's events count as
+   * seen once pulled, so a throw while mapping them, resumed, would skip the rest as repeats.
+   */
+  async #pull(stream: OpenStream, position: ReadPosition): Promise<WireEvent | undefined> {
     try {
-      if (batched) yield* this.#reads(stream, position);
-      else yield* this.#iterated(stream, position);
+      return await stream.next();
     } catch (error) {
       throw new Dropped(error, position.last);
     }
-    return position.last;
   }
 
   /**
@@ -770,7 +778,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         if (!wire) {
           if (out.length > 0) yield out;
           out = [];
-          wire = await stream.next();
+          wire = await this.#pull(stream, position);
         }
       }
     } catch (error) {
@@ -809,7 +817,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         } else if (this.#terminal) {
           return;
         } else {
-          const wire = await stream.next();
+          const wire = await this.#pull(stream, position);
           if (!wire) return;
           live.wire = wire;
           live.phase = "map";
@@ -968,8 +976,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
         try {
           cursor = yield* this.#connection(stream, cursor, batched);
         } catch (thrown) {
-          const error = thrown instanceof Dropped ? thrown.error : thrown;
-          if (thrown instanceof Dropped) cursor = thrown.cursor;
+          // Anything but a dropped read (a throw while mapping, an abort) ends the job.
+          if (!(thrown instanceof Dropped)) throw thrown;
+          const error = thrown.error;
+          cursor = thrown.cursor;
           // A drop after progress: reopen from the cursor with a fresh retry budget.
           if (signal.aborted || !this.#canReconnect(error)) throw error;
           this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });

@@ -135,7 +135,10 @@ export interface EngineSession {
    * array event by event, and a later array only until one of its events is new.
    */
   connect(options: ConnectOptions): AsyncIterable<WireEvent | readonly WireEvent[]>;
-  /** Maps one wire event (stateful: accumulates what offsets need). */
+  /**
+   * Maps one wire event (stateful: accumulates what offsets need). A throw ends the job at
+   * this event, retryable or not (it is not a dropped stream): its ref resumes here.
+   */
   map(wire: WireEvent): MappedEvent[];
   /** Orders cursors for dedup; return undefined for opaque tokens. */
   cursorRank?(cursor: string): number | undefined;

@@ -6,7 +6,7 @@
  */
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { JobAbortedError } from "../../src/errors.js";
+import { JobAbortedError, StreamInterruptedError } from "../../src/errors.js";
 import type { ResearchEvent } from "../../src/events.js";
 import type { ResearchJob } from "../../src/job.js";
 import type { EngineSession, WireEvent } from "../../src/provider.js";
@@ -143,6 +143,58 @@ describe("a job iterated over batched reads", () => {
     expect(events.at(-1)).toMatchObject({ type: "done" });
     expect(events.filter((event) => event.type === "done")).toHaveLength(1);
     for (let i = 1; i < events.length; i++) expect(events[i]!.seq).toBe(events[i - 1]!.seq + 1);
+  });
+});
+
+describe("a retryable error thrown while mapping (after the network read that brought the event)", () => {
+  // The read's events were pulled, so they count as seen: resuming from the last one mapped
+  // skipped the rest of the read as repeats (before: "w9 " and the rest of its read were lost,
+  // without an error). A throw while mapping is not a drop: the job ends, attachable at the
+  // event that failed, and nothing is sent again.
+  const failingAt = (fake: FakeScript, delta: string, failures = Number.POSITIVE_INFINITY) => {
+    const session = fakeSession(fake);
+    const map = session.map.bind(session);
+    let thrown = 0;
+    session.map = (wire) => {
+      const mapped = map(wire);
+      if (mapped[0]?.type === "text" && mapped[0].delta === delta && thrown++ < failures)
+        throw new StreamInterruptedError("the mapper failed", { provider: "openai" });
+      return mapped;
+    };
+    return session;
+  };
+  const texts = (events: ResearchEvent[]) => events.flatMap((event) => (event.type === "text" ? [event.delta] : []));
+  const whole = script(20);
+  const before = Array.from({ length: 9 }, (_, i) => `w${i} `);
+  const after = Array.from({ length: 11 }, (_, i) => `w${i + 9} `);
+
+  for (const opaque of [false, true])
+    for (const failures of [1, Number.POSITIVE_INFINITY])
+      it(`${opaque ? "opaque" : "ranked"} cursors, failing ${failures === 1 ? "once" : "every time"}: ends the job, its ref resumes at that event`, async () => {
+        const fake: FakeScript = { events: whole, batch: 8, opaque };
+        const session = failingAt(fake, "w9 ", failures);
+        const job = fakeJob(session);
+        const events = await collectEvents(job);
+        expect(session.connects).toHaveLength(1);
+        expect(texts(events)).toEqual(before);
+        expect(events.filter((event) => event.type === "error")).toEqual([
+          expect.objectContaining({ error: expect.objectContaining({ code: "stream_interrupted", retryable: true }) }),
+        ]);
+        expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
+        const rest = await collectEvents(fakeJob(fakeSession(fake), { ref: job.toRef() }));
+        expect(texts(rest)).toEqual(after);
+      });
+
+  it("result() alone: the same end, the partial report up to the event that failed", async () => {
+    const fake: FakeScript = { events: whole, batch: 8 };
+    const session = failingAt(fake, "w9 ");
+    const job = fakeJob(session);
+    const error = await job.result().catch((e: unknown) => e);
+    expect(StreamInterruptedError.isInstance(error)).toBe(true);
+    expect((error as StreamInterruptedError).partial?.report).toBe(before.join(""));
+    expect(session.connects).toHaveLength(1);
+    const rest = await fakeJob(fakeSession(fake), { ref: job.toRef() }).result();
+    expect(rest.report).toBe(whole.flatMap((event) => (event.kind === "text" ? [event.value] : [])).join(""));
   });
 });
 
