@@ -163,7 +163,8 @@ describe("a retryable error thrown while mapping (after the network read that br
     };
     return session;
   };
-  const texts = (events: ResearchEvent[]) => events.flatMap((event) => (event.type === "text" ? [event.delta] : []));
+  const texts = (events: ResearchEvent[]) =>
+    events.flatMap((event) => (event.type === "text" ? [event.delta] : []));
   const whole = script(20);
   const before = Array.from({ length: 9 }, (_, i) => `w${i} `);
   const after = Array.from({ length: 11 }, (_, i) => `w${i + 9} `);
@@ -178,7 +179,9 @@ describe("a retryable error thrown while mapping (after the network read that br
         expect(session.connects).toHaveLength(1);
         expect(texts(events)).toEqual(before);
         expect(events.filter((event) => event.type === "error")).toEqual([
-          expect.objectContaining({ error: expect.objectContaining({ code: "stream_interrupted", retryable: true }) }),
+          expect.objectContaining({
+            error: expect.objectContaining({ code: "stream_interrupted", retryable: true }),
+          }),
         ]);
         expect(events.at(-1)).toMatchObject({ type: "done", status: "incomplete" });
         const rest = await collectEvents(fakeJob(fakeSession(fake), { ref: job.toRef() }));
