@@ -6,8 +6,13 @@ import type { ModelInfo } from "./schema.js";
  * code_execution -> code_interpreter. `url_context` (a default tool) has no ToolType.
  * The spec states no per-token or per-search price, so pricing is `verified: false`.
  */
+// Sources, not in providers/gemini/WIRE.md: the list rates per third-party models.dev citing ai.google.dev/pricing;
+// the search fee from the project's issue and third-party reports; the rates reproduce the spec's per-task
+// estimates (G4: $1-3 for Deep Research, $3-7 for Max); the cached rate from third-party listings citing
+// ai.google.dev/gemini-api/docs/pricing (cloudprice.net, techjacksolutions.com). The notes (they reach
+// estimate() and the CLI) say what a user needs of that.
 const pricingNotes =
-  "Not in providers/gemini/WIRE.md. Agents are billed at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above; per third-party models.dev citing ai.google.dev/pricing) plus $14 per 1,000 Google Search queries (project's issue; third-party reports). A free daily search allowance exists but its size is not in the spec, so freeSearches is unset. These rates reproduce the spec's per-task estimates (G4: $1-3 for Deep Research, $3-7 for Max). Cached prompt tokens (usage.total_cached_tokens): $0.20 per M, the Gemini 3.1 Pro context-caching rate up to 200k prompt tokens, from third-party listings citing ai.google.dev/gemini-api/docs/pricing (cloudprice.net, techjacksolutions.com), unconfirmed; cache storage is not modelled. No cost is returned by the API.";
+  "Agents bill at the underlying Gemini list rates (Gemini 3.1 Pro: $2/$12 per M up to 200k prompt tokens, $4/$18 above, not modelled) plus $14 per 1,000 Google Search queries, from third-party listings. A free daily search allowance exists, of unknown size, so freeSearches is unset. Cached prompt tokens: $0.20 per M (unconfirmed); cache storage is not modelled. The API returns no cost.";
 
 export const gemini: ModelInfo[] = [
   // Agent id, background-only, stream/resume/cancel, previous_interaction_id, 60-min cap and 65,536 output tokens (G12) from providers/gemini/WIRE.md §2, §3, §8.
@@ -38,7 +43,8 @@ export const gemini: ModelInfo[] = [
         verified: false,
         source: "https://ai.google.dev/gemini-api/docs/deep-research",
         basis:
-          "Google's estimate per task: about 80 searches, 250k input and 60k output tokens (providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+          // providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema.
+          "Google's estimate per task: about 80 searches, 250k input and 60k output tokens (not confirmed for this agent).",
       },
       verified: false,
       notes: pricingNotes,
@@ -73,7 +79,8 @@ export const gemini: ModelInfo[] = [
         verified: false,
         source: "https://ai.google.dev/gemini-api/docs/deep-research",
         basis:
-          "Google's estimate per task: about 160 searches, 900k input and 80k output tokens (providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema: not confirmed for this agent).",
+          // providers/gemini/WIRE.md G4, a snapshot of the guide with the legacy schema.
+          "Google's estimate per task: about 160 searches, 900k input and 80k output tokens (not confirmed for this agent).",
       },
       verified: false,
       notes: pricingNotes,

@@ -30,7 +30,8 @@ export const hosted: ModelInfo[] = [
       markup: 1.2,
       verified: false,
       notes:
-        "Charge = provider cost x 1.2, reported by the service as charge_usd (a cancelled job may still carry a charge); token rates are therefore 0. The 6.00 reservation is the estimated_cost_usd in providers/hosted/WIRE.md's example; the 1.2 markup is from the project's issue, not the spec. The spec does not state a maximum job duration: 3,600,000 ms is the SDK's default timeout.",
+        // The 6.00 reservation is the estimated_cost_usd in providers/hosted/WIRE.md's example; the 1.2 markup is from the project's issue, not the spec.
+        "Charge = provider cost x 1.2, reported by the service as charge_usd (a cancelled job may still carry a charge); token rates are therefore 0. The 6.00 reservation and the 1.2 markup are unconfirmed. The service states no maximum job duration: 3,600,000 ms is the SDK's default timeout.",
     },
     lifecycle: { stage: "ga" },
   },

@@ -7,6 +7,7 @@ import type { ModelInfo } from "./schema.js";
  */
 export const openai: ModelInfo[] = [
   // Capabilities, tools and prices from the project's issue; $30/$180 matches third-party listings (docs.apiyi.com, apidog.com), not an OpenAI page.
+  // Not in providers/openai/WIRE.md. The notes below say what a user needs of that (they reach estimate() and the CLI); where the figures come from stays here.
   {
     id: "openai:gpt-5.5-pro",
     provider: "openai",
@@ -30,11 +31,12 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue; not in providers/openai/WIRE.md and not confirmed on an OpenAI page. Reasoning tokens are part of output_tokens and billed at the output rate. Web searches are not in `usage`: count web_search_call items. Third-party listings show a higher input tier above ~272k prompt tokens, not modelled here, and no cached-input rate for the Pro model (none is set: cached tokens are priced as input).",
+        "Not confirmed on an OpenAI page. Reasoning tokens bill as output. Searches are counted from web_search_call items. A higher input rate above ~272k prompt tokens is not modelled; cached tokens are priced as input.",
     },
     lifecycle: { stage: "ga" },
   },
   // Model ids and dated snapshots from providers/openai/WIRE.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $10/$40 and $10/K web search).
+  // The $2.50 cached-input rate (input_tokens_details.cached_tokens) follows OpenAI's o3 pricing; open_page billing: WIRE.md §3.
   // Shutdown 2026-07-23 for both deep-research models and their snapshots, announced 2026-04-22 on OpenAI's
   // deprecations page (read through spybara.com's history of it), whose substitute is "5.4-Pro"; the catalog
   // points to gpt-5.5-pro, the Pro model it carries, rather than list gpt-5.4-pro as well.
@@ -60,12 +62,13 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page; not confirmed on an OpenAI page. The $2.50 cached-input rate (input_tokens_details.cached_tokens) follows OpenAI's o3 pricing and is unconfirmed for this model. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (providers/openai/WIRE.md §3).",
+        "Not confirmed on an OpenAI page; the cached-input rate is o3's. Reasoning tokens bill as output. Whether open_page actions bill like searches is unconfirmed.",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o3-deep-research-2025-06-26"],
   },
   // Model ids and dated snapshots from providers/openai/WIRE.md §2; lifecycle and prices from the project's issue (OpenRouter lists the same $2/$8 and $10/K web search).
+  // OpenAI's model page (developers.openai.com/api/docs/models/o4-mini-deep-research) lists $2 input, $0.50 cached input and $8 output per M.
   {
     id: "openai:o4-mini-deep-research",
     provider: "openai",
@@ -88,7 +91,7 @@ export const openai: ModelInfo[] = [
       perThousandSearches: 10,
       verified: false,
       notes:
-        "From the project's issue and the openrouter.ai model page. OpenAI's model page (developers.openai.com/api/docs/models/o4-mini-deep-research) lists $2 input, $0.50 cached input and $8 output per M; the per-search price is not confirmed there, so the block stays unverified. Reasoning tokens are billed as output. Whether open_page actions bill like searches is unconfirmed (providers/openai/WIRE.md §3).",
+        "Token rates as OpenAI's model page lists them; the search price is not confirmed there. Reasoning tokens bill as output. Whether open_page actions bill like searches is unconfirmed.",
     },
     lifecycle: { stage: "retired", shutdownAt: "2026-07-23T00:00:00Z", replacement: "openai:gpt-5.5-pro" },
     aliases: ["o4-mini-deep-research-2025-06-26"],

@@ -7,9 +7,9 @@ import type { ModelInfo } from "./schema.js";
  * only feed estimates. Prices were read from openrouter.ai model pages (undated
  * snapshots in the docs search index), not from the spec.
  */
-/** Perplexity's Sonar models upstream of OpenRouter's Perplexity entries. */
+/** Perplexity's Sonar models upstream of OpenRouter's Perplexity entries (the retirement: providers/perplexity/WIRE.md). */
 const sonarSunset =
-  "Perplexity retired Sonar chat completions on 2026-09-27 (providers/perplexity/WIRE.md); whether OpenRouter still serves this model is unconfirmed, so no shutdownAt. If OpenRouter answers that it has no endpoints, Sonde throws ModelUnavailableError naming the Agent API presets.";
+  "Perplexity retired Sonar chat completions on 2026-09-27; whether OpenRouter still serves this model is unconfirmed, so no shutdownAt. If OpenRouter answers that it has no endpoints, Sonde throws ModelUnavailableError naming the Agent API presets.";
 
 export const openrouter: ModelInfo[] = [
   // $2/$8 per M and $5/K searches from openrouter.ai/perplexity/sonar-deep-research; $3/M reasoning from docs.perplexity.ai pricing (the page OpenRouter's pricing notes cite).

@@ -30,7 +30,8 @@ const presetPricing = (notes: string, typical: { low: number; high: number; basi
   source: "https://docs.perplexity.ai/getting-started/pricing",
   typicalJobUSD: { ...typical, verified: false },
   notes:
-    "No per-preset fee: tokens are billed at the rate of the model the preset picks, so these token rates are unconfirmed ($0.5/M output as one observed medium run paid, WIRE.md §7, P6; $0.1/M input estimated from its cache costs). " +
+    // $0.5/M output as one observed medium run paid (WIRE.md §7, P6); $0.1/M input estimated from its cache costs.
+    "No per-preset fee: tokens bill at the rate of the model the preset picks, so these token rates are unconfirmed. " +
     "Search and fetch fees are from the pricing table. The true charge is usage.cost.total_cost (costSource provider). " +
     notes,
 });
@@ -51,7 +52,8 @@ export const perplexity: ModelInfo[] = [
       low: 0.016,
       high: 0.05,
       basis:
-        "Runs of ≈ $0.016–0.05 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+        // providers/perplexity/WIRE.md §13, P6.
+        "Runs of ≈ $0.016–0.05 quoted by a third party: unconfirmed.",
     }),
     lifecycle: { stage: "ga" },
     aliases: ["deep-research"],
@@ -69,7 +71,8 @@ export const perplexity: ModelInfo[] = [
       low: 0.4,
       high: 0.9,
       basis:
-        "Runs of up to ≈ $0.4–0.9 quoted by a third party (providers/perplexity/WIRE.md §13, P6): unconfirmed.",
+        // providers/perplexity/WIRE.md §13, P6.
+        "Runs of up to ≈ $0.4–0.9 quoted by a third party: unconfirmed.",
     }),
     lifecycle: { stage: "ga" },
     aliases: ["advanced-deep-research"],
