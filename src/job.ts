@@ -39,7 +39,7 @@ import { SeenCursors } from "./seen-cursors.js";
 import type { CapCrossing, SpendMeter } from "./spend.js";
 import { toTransportError, typedTransportError } from "./transport/http.js";
 import type { SubmitRateLimit } from "./transport/rate-limit.js";
-import { withRetry } from "./transport/retry.js";
+import { pollDelay, sleep, withRetry } from "./transport/retry.js";
 
 export type { ResearchResult };
 
@@ -200,6 +200,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
   #createdAt: string | undefined;
   #deadlineAt: string | undefined;
   #seq = 0;
+  /** Wire events mapped to something that moved the job on (see #mapWire), for `#drive`'s stall count. */
+  #moved = 0;
   #usage: Usage = emptyUsage;
   #consumed = false;
   // The observer hears `end` once, whichever path ends the job object first.
@@ -658,6 +660,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       over: this.#terminal,
       logger: this.#init.logger,
       cancel: this.#id ? () => this.#init.cancel(this.toRef()) : undefined,
+      signal: this.#controller.signal,
       notify: (outcome) => notify(this.#observer, { type: "cancel", by: "cost-cap", outcome }),
     });
     if ("above" in stop) this.#aboveCap = stop.above;
@@ -674,6 +677,10 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       notify(this.#observer, { type: "poll-fallback" });
     }
     const mapped = this.#session.map(wire);
+    // Progress for the reconnect budget: a new event at a cursor, not a cursorless one (which
+    // a reconnection may repeat) nor a notice that maps to nothing. Polled snapshots carry no
+    // cursor, and a poll-only session backs off between its polls itself.
+    if (mapped.length > 0 && (wire.cursor !== undefined || this.#init.pollOnly)) this.#moved++;
     if (hasError(mapped)) {
       const scrubbed = redactValue(wire.data);
       for (const event of mapped) event.rawEvent = scrubbed;
@@ -839,7 +846,8 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     if (live.wait || live.crossing) return undefined;
     while (true) {
       if (live.phase === "emit") {
-        while (live.index < live.mapped.length) {
+        // Nothing after the terminal status is delivered (the adapter spec): not even the rest of its wire event.
+        while (live.index < live.mapped.length && !this.#terminal) {
           const event = this.#emit(live.mapped, live.index++, live.wire, live.skip, false);
           if (!event) continue;
           if (event.type === "created") {
@@ -895,7 +903,7 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       if (signal.aborted) throw signal.reason;
       const mapped = this.#mapWire(next);
       const skip = this.#suppressedCount(next, mapped.length);
-      for (let i = 0; i < mapped.length; i++) {
+      for (let i = 0; i < mapped.length && !this.#terminal; i++) {
         const event = this.#emit(mapped, i, next, skip, bare);
         if (!event) continue;
         if (event.type === "created") position.binding = this.#identify(event.jobId);
@@ -969,36 +977,51 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
       let opened = false;
       // Nobody sees the events one by one: sessions may join text deltas.
       const coalesce = batched && this.#unwatched();
+      // Reconnections in a row that got nowhere (see #moved): each counts against the retry
+      // budget and waits its backoff, as a failed connect does. Else a server that answers each
+      // reconnection with only repeats, cursorless events or notices, then drops or ends, would
+      // be reconnected to at once, again and again, until the job's timeout.
+      let stalls = 0;
       while (!this.#terminal) {
         const stream = await this.#open(cursor, signal, coalesce);
         if (opened) notify(this.#observer, { type: "resume", cursor });
         opened = true;
+        const moved = this.#moved;
+        let error: Error | undefined;
         try {
           cursor = yield* this.#connection(stream, cursor, batched);
         } catch (thrown) {
           // Anything but a dropped read (a throw while mapping, an abort) ends the job.
           if (!(thrown instanceof Dropped)) throw thrown;
-          const error = thrown.error;
+          error = thrown.error as Error;
           cursor = thrown.cursor;
-          // A drop after progress: reopen from the cursor with a fresh retry budget.
           if (signal.aborted || !this.#canReconnect(error)) throw error;
-          this.#init.logger.debug("stream dropped; resuming", { cursor, error: (error as Error).message });
-          notify(this.#observer, { type: "reconnect", error: redact((error as Error).message) });
-          continue;
         } finally {
           await stream.close();
         }
-        if (!this.#terminal && !this.#session.resumable) {
+        if (this.#terminal) break;
+        if (!error && !this.#session.resumable) {
           throw new StreamInterruptedError(
             `${this.#init.provider}: the stream ended before the job finished, and this engine cannot resume. ` +
               "Nothing was resent; result() holds what arrived.",
             { provider: this.#init.provider, retryable: false },
           );
         }
-        if (!this.#terminal) {
-          this.#init.logger.debug("stream ended early; resuming", { cursor });
-          notify(this.#observer, { type: "reconnect", error: "the stream ended early" });
+        const reason = error?.message ?? "the stream ended early";
+        stalls = this.#moved > moved ? 0 : stalls + 1;
+        if (stalls > this.#init.retry.attempts) {
+          throw (
+            error ??
+            new StreamInterruptedError(
+              `${this.#init.provider}: the stream ended early ${stalls} times in a row without anything new. Attach the job's ref later to continue.`,
+              { provider: this.#init.provider },
+            )
+          );
         }
+        // A drop after progress: reopen from the cursor at once, with a fresh retry budget.
+        this.#init.logger.debug("stream ended; resuming", { cursor, stalls, error: reason });
+        notify(this.#observer, { type: "reconnect", error: redact(reason) });
+        if (stalls > 0) await sleep(pollDelay(stalls - 1, this.#init.retry), signal);
       }
       finalStatus = this.#status;
       if (this.#aboveCap) tail.push(this.#number({ type: "gap", gap: this.#aboveCap, seq: 0 }));
@@ -1183,7 +1206,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             while (true) {
               const step = await puller.next();
               if (step.done) return undefined;
-              const fresh = this.#fresh(step.value, pulls++ === 0);
+              // The connection's first read is its first non-empty one (an empty array reads nothing).
+              const fresh = this.#fresh(step.value, pulls === 0);
+              if ((step.value as readonly unknown[]).length !== 0) pulls++;
               if (fresh.length > 0) {
                 batch = fresh;
                 at = 1;

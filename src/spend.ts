@@ -202,6 +202,16 @@ export function endedAboveCap(crossing: CapCrossing, logger: Logger): Gap {
   return aboveCapGap(crossing, "final");
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** What `stopAtCap` needs of the job. */
 export interface CappedJob {
   /** The job is over already (its final figure crossed the cap). */
@@ -209,6 +219,8 @@ export interface CappedJob {
   logger: Logger;
   /** Asks the provider to cancel; undefined before the job has an id. */
   cancel: (() => Promise<CancelOutcome>) | undefined;
+  /** The job's abort signal: an abort or timeout does not wait for the cancel request's answer. */
+  signal: AbortSignal;
   notify(outcome: CancelOutcome): void;
 }
 
@@ -227,10 +239,11 @@ export async function stopAtCap(
   let gap: Gap;
   try {
     outcome = job.cancel
-      ? await job.cancel()
+      ? await abortable(job.cancel(), job.signal)
       : { outcome: "transport-only", detail: "The job had no id yet, so it could not be cancelled." };
     gap = capGap(crossing, outcome);
   } catch (error) {
+    if (job.signal.aborted) throw job.signal.reason;
     const message = redact(error instanceof Error ? error.message : String(error));
     outcome = { outcome: "pending", detail: `the cancel request failed: ${message}` };
     gap = capGap(crossing, { failed: message });
