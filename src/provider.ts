@@ -129,7 +129,8 @@ export interface EngineSession {
    * must throw a `retryable` error only when the submission was certainly not accepted
    * (a status line came back), and `IndeterminateSubmissionError` when it may have been.
    * May yield an array: the wire events that arrived together (e.g. one network read), in
-   * order — the same as yielding them one by one, at one async step for all of them. For
+   * order — the same as yielding them one by one, at one async step for all of them (an
+   * empty array is no read). For
    * opaque cursors (no `cursorRank`), what a reconnection repeats must come before anything
    * new in the connection's arrays after its first: the core looks up a connection's first
    * array event by event, and a later array only until one of its events is new.
