@@ -68,7 +68,11 @@ export interface ResolvedRequest extends ParsedRequest {
 
 /** One event as it came off the wire (an SSE message, a poll snapshot, a local step). */
 export interface WireEvent {
-  /** Resume token of this wire event (OpenAI `sequence_number`, Gemini `event_id`, …). */
+  /**
+   * Resume token of this wire event (OpenAI `sequence_number`, Gemini `event_id`, …). An event
+   * without one cannot be addressed: a ref taken at it points at the last cursor before it, so
+   * attaching may deliver it again, and it is no progress for the reconnect budget.
+   */
   cursor?: string | undefined;
   /** The decoded payload; becomes `rawEvent` on what it maps to. */
   data: unknown;
