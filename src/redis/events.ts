@@ -157,7 +157,8 @@ export async function appendRetrying(
   for (;;) {
     const answer = (await send({ ...encodeJoined(joined, count, first), last })) as number[];
     const [added, top] = answer as AppendAnswer;
-    if (added >= 0) return answer;
+    // -2 (sonde/worker's scripts): the job is over, nothing was written.
+    if (added !== -1) return answer;
     // Rare (a takeover's overlap): the texts are JSON.stringify's, so they round-trip exactly.
     const rest = (JSON.parse(`[${joined}]`) as ResearchEvent[]).filter((event) => event.seq > top);
     joined = rest.map((event) => JSON.stringify(event)).join(",");

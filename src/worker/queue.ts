@@ -187,7 +187,8 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
         );
       const resolved = setup.client.research.validate(request as ResearchRequest);
       const id = researchJobId(idempotencyKey);
-      const keys = [stateKeys(prefix, id).state, queue.toKey(id)];
+      const own = stateKeys(prefix, id);
+      const keys = [own.state, queue.toKey(id), events.keys(id).events, own.ended];
       const now = new Date();
       const args = [
         canonicalJson(request),
@@ -206,7 +207,10 @@ export function createResearchQueue(setup: QueueSetup): ResearchQueue {
         // Redis runs the bind first and a worker never takes a job without its state. EVAL,
         // not EVALSHA: a NOSCRIPT reload would send the bind again after the add. A request
         // that conflicts with the key's finds its job queued already: the add does nothing.
-        const [answer] = await Promise.all([redis.eval(bindRequestSource, 2, ...keys, ...args), add()]);
+        const [answer] = await Promise.all([
+          redis.eval(bindRequestSource, keys.length, ...keys, ...args),
+          add(),
+        ]);
         bound = Number(answer);
       } else {
         bound = Number(await bindRequest(redis, keys, args));

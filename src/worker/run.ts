@@ -37,12 +37,27 @@ import {
   stateKeys,
   type WorkerJobState,
   type WorkerJobStatus,
+  withFinalStatuses,
 } from "./state.js";
 import { type Batch, EventWriter } from "./writer.js";
 
 const acquireSlot = luaScript(acquireSlotSource);
-const writeEvents = luaScript(withAppendBatch(writeEventsSource));
-const finishRun = luaScript(withAppendBatch(finishRunSource));
+const writeEvents = luaScript(withFinalStatuses(withAppendBatch(writeEventsSource)));
+const finishRun = luaScript(withFinalStatuses(withAppendBatch(finishRunSource)));
+
+/**
+ * A write refused because the job is over: another run ended it after this run's lock lapsed
+ * (a stalled process, a partition) and BullMQ gave the job to another worker. This run stops
+ * without writing anything more; the job's events, status and result are the other run's.
+ */
+class EndedElsewhere extends Error {
+  constructor(id: string) {
+    super(
+      `job ${id} was ended by another run while this one still held it (its lock lapsed): this run stops, writing nothing more`,
+    );
+    this.name = "EndedElsewhere";
+  }
+}
 
 /** Consecutive retryable failures after which a job is deferred. */
 export const MAX_RETRYABLE_FAILURES = 5;
@@ -177,9 +192,10 @@ async function storeEnd(
     id,
     ...STATE_FIELDS,
   ];
-  await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
+  const [added] = await appendRetrying(joined, count, rest?.first ?? final?.seq ?? 0, (batch) =>
     finishRun(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...fixed]),
   );
+  if (added === -2) throw new EndedElsewhere(id);
   return status;
 }
 
@@ -401,6 +417,14 @@ export class JobRun {
       try {
         return client.research.attach(state.ref, {
           repeatInterruptedCalls: this.#ctx.repeatInterruptedCalls,
+          // The job's timeout runs from its submission, not from each attach: a poll-only job,
+          // attached on every wake, would otherwise never time out. Both times are this
+          // machine's (the client's clock may be another). A portable job's deadline is its
+          // research deadline, after which it still writes its report: it keeps its own.
+          ...(this.#provider !== "portable" &&
+            state.submittingAt !== undefined && {
+              timeoutMs: Math.max(1, Date.parse(state.submittingAt) + this.#resolved.timeoutMs - Date.now()),
+            }),
         });
       } catch (error) {
         // The ref is refused before any request (not a valid ref, a retired model): the job
@@ -422,11 +446,16 @@ export class JobRun {
       this.#markedAt = new Date().toISOString();
       await redis.hset(this.#keys.state, { submittingAt: this.#markedAt, status: "running" });
     }
-    // Portable starts are idempotent by key: a restart before `created` finds the same job.
+    // Portable starts are idempotent by key: a restart before `created` finds the same job. The
+    // key names this job's queueing (its state's `createdAt`), not only its id: a key used again
+    // once the state expired queues a new job under the same id, which the store still knows.
     const request = this.#request;
     const submitted =
       this.#provider === "portable" && !request.idempotencyKey
-        ? { ...request, idempotencyKey: this.#id }
+        ? {
+            ...request,
+            idempotencyKey: `${this.#id}:${(await redis.hget(this.#keys.state, "createdAt")) ?? ""}`,
+          }
         : request;
     try {
       return client.research.start(submitted);
@@ -555,9 +584,10 @@ export class JobRun {
       const keyList = [keys.events, keys.state];
       const bind = created === undefined ? [] : [this.#id, resultTtlMs];
       if (created !== undefined) keyList.push(this.#keys.byProviderJob(this.#provider, created));
-      const [, , cancelRequested] = await appendRetrying(joined, count, first, (batch) =>
+      const [added, , cancelRequested] = await appendRetrying(joined, count, first, (batch) =>
         writeEvents(redis, keyList, [events.ttlMs, refText(ref), ...batchArgs(batch), ...bind]),
       );
+      if (added === -2) throw new EndedElsewhere(this.#id);
       cancelSeen(cancelRequested === 1);
     }, eventBatchMs);
   }

@@ -22,8 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => redis?.stop());
 
-const writeEvents = luaScript(withAppendBatch(writeEventsSource));
-const finishRun = luaScript(withAppendBatch(finishRunSource));
+const writeEvents = luaScript(withFinalStatuses(withAppendBatch(writeEventsSource)));
+const finishRun = luaScript(withFinalStatuses(withAppendBatch(finishRunSource)));
 const beginRun = luaScript(withFinalStatuses(beginRunSource));
 
 const texts = (from: number, to: number) =>
@@ -53,6 +53,24 @@ describe("the worker's steps in Redis", () => {
     const entries = await db.xrange("s1:events", "-", "+");
     expect(entries.map(([id]) => id)).toEqual(["0-5", "0-7"]);
     expect(JSON.parse(entries[1]![1][1]!)).toEqual(texts(5, 6).map((t) => JSON.parse(t)));
+  });
+
+  it("a job whose status is final takes no more events and no second end: -2, nothing written", async () => {
+    // What a run whose lock lapsed meets once the run that took its job over has ended it.
+    const db = redis.client();
+    const keys = ["s9:events", "s9:job", "s9:result", "s9:ended"];
+    await db.hset("s9:job", { status: "completed", model: "openai:o3-deep-research", ref: '"r2"' });
+    await writeEvents(db, ["s9:events", "s9:other"], [60_000, "", ...args(0, 2)]);
+    expect(await writeEvents(db, keys.slice(0, 2), [60_000, '"r4"', ...args(3, 4)])).toEqual([-2, 0, 0]);
+    const fixed = ["failed", '{"code":"x","message":"y"}', "", 60_000, 5_000, "rj_9", ...STATE_FIELDS];
+    expect(await finishRun(db, keys, [60_000, '"r5"', ...args(3, 5), ...fixed])).toEqual([-2, 0]);
+    expect(await db.hgetall("s9:job")).toEqual({
+      status: "completed",
+      model: "openai:o3-deep-research",
+      ref: '"r2"',
+    });
+    expect((await db.xrange("s9:events", "-", "+")).map(([id]) => id)).toEqual(["0-3"]);
+    expect(await db.exists("s9:result", "s9:ended")).toBe(0);
   });
 
   it("the final step stores the rest, done, result, status and the end's entry at once, or nothing when it straddles", async () => {

@@ -18,6 +18,9 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 if stored then
   return 0
 end
+-- A new job under this key: the earlier job's event stream (KEYS[3]) and end entries (KEYS[4])
+-- outlive its state (they have lifetimes of their own), and would be read as this job's.
+redis.call('DEL', KEYS[3], KEYS[4])
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('HSET', KEYS[1], 'wakes', ARGV[5])
   return 2

@@ -14,6 +14,11 @@
 -- ARGV[1] = the event stream's lifetime in ms. If the batch straddles the stored end
 -- (appendBatch's {-1, top}) nothing at all is written and that answer is returned: the
 -- caller sends again what is past `top`. Otherwise returns appendBatch's answer.
+-- A job already ended (by another run, which took it over when this one's lock lapsed) takes
+-- no more writes: nothing is written, and the answer is -2.
+if FINAL[redis.call('HGET', KEYS[2], 'status')] then
+  return {-2, 0}
+end
 local added = appendBatch(KEYS[1], ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
 if added[1] < 0 then
   return added

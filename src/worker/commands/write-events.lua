@@ -8,6 +8,11 @@
 -- written unless the batch was (`{-1, top}`: the caller sends again what is past `top`). A
 -- third element says whether a cancellation of the job is stored (1) or not (0), so a
 -- worker whose job writes events need not poll for one.
+-- A job already ended (by another run, which took it over when this one's lock lapsed) takes
+-- no more writes: nothing is written, and the answer is -2.
+if FINAL[redis.call('HGET', KEYS[2], 'status')] then
+  return {-2, 0, 0}
+end
 local added = appendBatch(KEYS[1], ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
 if added[1] > 0 then
   if ARGV[2] ~= '' then

@@ -1,0 +1,117 @@
+/**
+ * A run whose BullMQ lock lapsed (a stalled event loop, a partition, a failover) while another
+ * worker took its job over. Deleting the lock key is what a lapse looks like to BullMQ. Found
+ * by probing: the stale run went on writing after the new run had ended the job (events after
+ * `done`, a second `done`, its status over the final one), and a final `indeterminate` flipped
+ * to `completed`. A job's end is now final: the scripts that write events and ends refuse a
+ * job whose status is final, and the stale run stops, writing nothing more.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
+import { completed, HOSTED, hostedClient, invoked, reply } from "../helpers/hosted-fake.js";
+import { startLoopback } from "../helpers/loopback.js";
+import { type RedisServer, startRedis } from "../helpers/redis-server.js";
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(() => redis?.stop());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const FINAL = ["completed", "incomplete", "cancelled", "failed", "indeterminate"];
+
+describe("a run whose lock lapsed while another worker took its job over", () => {
+  it("writes nothing after the other run ended the job: one `done`, last, and its status kept", async () => {
+    let released = false;
+    // The stale worker's provider view: running until released. The new holder's: completed.
+    const stale = await startLoopback((request, response) => {
+      if (request.method === "POST") return reply(response, 200, invoked("job_1"));
+      return reply(response, 200, released ? completed("job_1") : { job_id: "job_1", status: "running" });
+    });
+    const fresh = await startLoopback((_request, response) => reply(response, 200, completed("job_1")));
+    const setup = { prefix: "tk1:", queueName: "tk1", lockDurationMs: 400, engineLimits: {}, concurrency: 1 };
+    const queue = createResearchQueue({ redis: redis.client(), client: hostedClient(stale.url), ...setup });
+    const first = createResearchWorker({ redis: redis.client(), client: hostedClient(stale.url), ...setup });
+    let second: ReturnType<typeof createResearchWorker> | undefined;
+    const db = redis.client();
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "q" }, { idempotencyKey: "k" });
+      await expect.poll(async () => (await queue.status(id))?.ref, { timeout: 5_000 }).toBeDefined();
+      second = createResearchWorker({ redis: redis.client(), client: hostedClient(fresh.url), ...setup });
+      await db.del(`bull:tk1:${id}:lock`);
+      const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
+      expect(settled.state.status).toBe("completed");
+      const atEnd = await queue.events.read(id);
+      await sleep(1_000); // the stale run polls on: a `status` heartbeat per poll
+      released = true; // then it sees the job end too, and would write its own end
+      await sleep(2_000);
+      const events = await queue.events.read(id);
+      expect(events).toEqual(atEnd);
+      expect(events.filter((event) => event.type === "done")).toHaveLength(1);
+      expect(events.at(-1)?.type).toBe("done");
+      expect((await queue.status(id))?.status).toBe("completed");
+    } finally {
+      await first.close();
+      await second?.close();
+      await queue.close();
+      await stale.close();
+      await fresh.close();
+    }
+  }, 40_000);
+
+  it("lapsed while its submission awaited an answer: the job ends once, and stays as it ended", async () => {
+    let posted!: () => void;
+    const post = new Promise<void>((resolve) => {
+      posted = resolve;
+    });
+    const api = await startLoopback(async (request, response) => {
+      if (request.method === "POST") {
+        posted();
+        await sleep(2_000);
+        return reply(response, 200, invoked("job_1"));
+      }
+      return reply(response, 200, completed("job_1"));
+    });
+    const setup = { prefix: "tk2:", queueName: "tk2" };
+    const queue = createResearchQueue({ redis: redis.client(), client: hostedClient(api.url), ...setup });
+    const workers = [0, 1].map(() =>
+      createResearchWorker({
+        redis: redis.client(),
+        client: hostedClient(api.url),
+        ...setup,
+        lockDurationMs: 400,
+        engineLimits: {},
+      }),
+    );
+    const db = redis.client();
+    const statuses: string[] = [];
+    let watching = true;
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "slow answer" }, { idempotencyKey: "k" });
+      const watch = (async () => {
+        while (watching) {
+          const status = await db.hget(`tk2:job:{${id}}`, "status");
+          if (status && statuses.at(-1) !== status) statuses.push(status);
+          await sleep(20);
+        }
+      })();
+      await post;
+      await db.del(`bull:tk2:${id}:lock`);
+      const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
+      const atEnd = await queue.events.read(id);
+      await sleep(3_500); // the first run's submission answers, and its job completes
+      watching = false;
+      await watch;
+      expect(statuses.filter((status) => FINAL.includes(status))).toEqual([settled.state.status]);
+      expect((await queue.status(id))?.status).toBe(settled.state.status);
+      expect(await queue.events.read(id)).toEqual(atEnd);
+      expect(api.requests.filter((request) => request.method === "POST")).toHaveLength(1);
+    } finally {
+      watching = false;
+      await Promise.all(workers.map((worker) => worker.close()));
+      await queue.close();
+      await api.close();
+    }
+  }, 40_000);
+});
