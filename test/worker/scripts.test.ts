@@ -71,6 +71,21 @@ describe("the worker's steps in Redis", () => {
     });
     expect((await db.xrange("s9:events", "-", "+")).map(([id]) => id)).toEqual(["0-3"]);
     expect(await db.exists("s9:result", "s9:ended")).toBe(0);
+    // An indeterminate job without a ref gains the refused write's ref, and nothing else.
+    await db.hset("s10:job", { status: "indeterminate", model: "openai:o3-deep-research" });
+    expect(await writeEvents(db, ["s10:events", "s10:job"], [60_000, '"r1"', ...args(0, 1)])).toEqual([
+      -2, 0, 0,
+    ]);
+    expect(await db.hgetall("s10:job")).toEqual({
+      status: "indeterminate",
+      model: "openai:o3-deep-research",
+      ref: '"r1"',
+    });
+    expect(await db.exists("s10:events")).toBe(0);
+    expect(await writeEvents(db, ["s10:events", "s10:job"], [60_000, '"r2"', ...args(2, 3)])).toEqual([
+      -2, 0, 0,
+    ]);
+    expect(await db.hget("s10:job", "ref")).toBe('"r1"');
   });
 
   it("the final step stores the rest, done, result, status and the end's entry at once, or nothing when it straddles", async () => {

@@ -4,7 +4,8 @@
  * by probing: the stale run went on writing after the new run had ended the job (events after
  * `done`, a second `done`, its status over the final one), and a final `indeterminate` flipped
  * to `completed`. A job's end is now final: the scripts that write events and ends refuse a
- * job whose status is final, and the stale run stops, writing nothing more.
+ * job whose status is final, and the stale run stops, writing nothing more; an `indeterminate`
+ * job only gains the ref of a stale run that got its submission's answer after all.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createResearchQueue, createResearchWorker } from "../../src/worker/index.js";
@@ -103,8 +104,13 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
       await sleep(3_500); // the first run's submission answers, and its job completes
       watching = false;
       await watch;
-      expect(statuses.filter((status) => FINAL.includes(status))).toEqual([settled.state.status]);
-      expect((await queue.status(id))?.status).toBe(settled.state.status);
+      expect(settled.state.status).toBe("indeterminate");
+      expect(statuses.filter((status) => FINAL.includes(status))).toEqual(["indeterminate"]);
+      // The first run got the provider's answer after all: the job's state gains its ref, so
+      // that attaching it follows the provider's job (nothing is submitted again).
+      const state = await queue.status(id);
+      expect(state?.status).toBe("indeterminate");
+      expect(state?.ref).toMatchObject({ provider: "hosted", jobId: "job_1" });
       expect(await queue.events.read(id)).toEqual(atEnd);
       expect(api.requests.filter((request) => request.method === "POST")).toHaveLength(1);
     } finally {

@@ -9,8 +9,14 @@
 -- third element says whether a cancellation of the job is stored (1) or not (0), so a
 -- worker whose job writes events need not poll for one.
 -- A job already ended (by another run, which took it over when this one's lock lapsed) takes
--- no more writes: nothing is written, and the answer is -2.
-if FINAL[redis.call('HGET', KEYS[2], 'status')] then
+-- no more events: the answer is -2. One thing is kept: an `indeterminate` job (its submission's
+-- answer never reached a stored ref) gains the ref of the run that got that answer after all,
+-- so that attaching it follows the provider's job.
+local status = redis.call('HGET', KEYS[2], 'status')
+if FINAL[status] then
+  if status == 'indeterminate' and ARGV[2] ~= '' and redis.call('HEXISTS', KEYS[2], 'ref') == 0 then
+    redis.call('HSET', KEYS[2], 'ref', ARGV[2])
+  end
   return {-2, 0, 0}
 end
 local added = appendBatch(KEYS[1], ARGV[1], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
