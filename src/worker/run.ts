@@ -30,6 +30,7 @@ import { keptFor, reruns, wakeJobId } from "./queue.js";
 import {
   DAY_MS,
   ENDED_TTL_MS,
+  FINAL_STATUSES,
   isSettled,
   markEnded,
   readState,
@@ -50,6 +51,12 @@ const finishRun = luaScript(withFinalStatuses(withAppendBatch(finishRunSource)))
  * (a stalled process, a partition) and BullMQ gave the job to another worker. This run stops
  * without writing anything more; the job's events, status and result are the other run's.
  */
+/**
+ * What a run that begins at or past its job's deadline gets instead of nothing: time for one
+ * read of the job (a resumed or taken-over job may have finished meanwhile), with no hold.
+ */
+const LAST_READ_MS = 5_000;
+
 class EndedElsewhere extends Error {
   constructor(id: string) {
     super(
@@ -322,6 +329,8 @@ export class JobRun {
   readonly #stored: StoredSoFar;
   /** When this run marked the submission as about to be sent (its first step, begin-run.lua, or open()). */
   #markedAt: string | undefined;
+  /** This run began with less than LAST_READ_MS of its job's timeout left: it does not hold. */
+  #lastRead = false;
   #keepSlot = false;
 
   constructor(
@@ -409,6 +418,13 @@ export class JobRun {
     return redis.set(this.#keys.byProviderJob(this.#provider, jobId), this.#id, "PX", resultTtlMs);
   }
 
+  /** What is left of the job's timeout, counted from its submission; LAST_READ_MS at least. */
+  #timeLeft(submittingAt: string): number {
+    const left = Date.parse(submittingAt) + this.#resolved.timeoutMs - Date.now();
+    this.#lastRead = !(left > LAST_READ_MS);
+    return this.#lastRead ? LAST_READ_MS : left;
+  }
+
   /** Attaches from the stored ref, or submits once; a final status when there is nothing to run. */
   async open(): Promise<ResearchJob | WorkerJobStatus> {
     const { client, redis } = this.#ctx;
@@ -418,13 +434,13 @@ export class JobRun {
         return client.research.attach(state.ref, {
           repeatInterruptedCalls: this.#ctx.repeatInterruptedCalls,
           // The job's timeout runs from its submission, not from each attach: a poll-only job,
-          // attached on every wake, would otherwise never time out. Both times are this
-          // machine's (the client's clock may be another). A portable job's deadline is its
-          // research deadline, after which it still writes its report: it keeps its own.
+          // attached on every wake, would otherwise never time out. Counted on the workers'
+          // clocks (the one that marked the submission, and this one: skew between them shifts
+          // it), not the client's, which may be another. Past it, one last read. A portable
+          // job's deadline is its research deadline, after which it writes its report: it keeps
+          // its own.
           ...(this.#provider !== "portable" &&
-            state.submittingAt !== undefined && {
-              timeoutMs: Math.max(1, Date.parse(state.submittingAt) + this.#resolved.timeoutMs - Date.now()),
-            }),
+            state.submittingAt !== undefined && { timeoutMs: this.#timeLeft(state.submittingAt) }),
         });
       } catch (error) {
         // The ref is refused before any request (not a valid ref, a retired model): the job
@@ -447,16 +463,18 @@ export class JobRun {
       await redis.hset(this.#keys.state, { submittingAt: this.#markedAt, status: "running" });
     }
     // Portable starts are idempotent by key: a restart before `created` finds the same job. The
-    // key names this job's queueing (its state's `createdAt`), not only its id: a key used again
-    // once the state expired queues a new job under the same id, which the store still knows.
+    // key names this queueing of the job (its state's `createdAt`), not only its id: a key used
+    // again once the state expired queues a new job under the same id, which the store still
+    // knows. A restart uses the key stored with the submission, or the bare id, which an earlier
+    // version used.
     const request = this.#request;
-    const submitted =
-      this.#provider === "portable" && !request.idempotencyKey
-        ? {
-            ...request,
-            idempotencyKey: `${this.#id}:${(await redis.hget(this.#keys.state, "createdAt")) ?? ""}`,
-          }
-        : request;
+    let submitted = request;
+    if (this.#provider === "portable" && !request.idempotencyKey) {
+      const [stored, createdAt] = await redis.hmget(this.#keys.state, "portableKey", "createdAt");
+      const key = stored ?? (state.submittingAt ? this.#id : `${this.#id}:${createdAt ?? ""}`);
+      if (!stored) await redis.hset(this.#keys.state, "portableKey", key);
+      submitted = { ...request, idempotencyKey: key };
+    }
     try {
       return client.research.start(submitted);
     } catch (error) {
@@ -495,7 +513,7 @@ export class JobRun {
     let holdTimer: ReturnType<typeof setTimeout> | undefined;
     let over = false;
     const hold = () => {
-      if (this.#resolved.modelInfo.capabilities.pollOnly && !holdTimer && !over)
+      if (this.#resolved.modelInfo.capabilities.pollOnly && !holdTimer && !over && !this.#lastRead)
         holdTimer = setTimeout(() => job.abort(new Hold()), this.#ctx.holdMs);
     };
     /** Numbers `event` and queues it for the stream (`done`: for the final step). */
@@ -647,6 +665,10 @@ export class JobRun {
     // next run attaches from the stored ref.
     if (!SondeError.isInstance(error) || error.code === "store_error") throw error;
     const { redis, events } = this.#ctx;
+    // A hold or a failure writes a status and queues a wake without an event to refuse: a run
+    // whose job another run ended meanwhile (its lock lapsed) must not reopen it.
+    if (FINAL_STATUSES.includes((await redis.hget(this.#keys.state, "status")) as WorkerJobStatus))
+      throw new EndedElsewhere(this.#id);
     const held = (error as { reason?: unknown }).reason instanceof Hold;
     // This run sent the job's submission, and no job id came back.
     if (this.#markedAt !== undefined && unidentified && this.#provider !== "portable") {

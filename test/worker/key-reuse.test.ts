@@ -95,3 +95,33 @@ it("portable: a key used again after its state expired starts a new job, not an 
     await queue.close();
   }
 }, 40_000);
+
+it("portable: a submission marked by an earlier version (bare id as its key) restarts as the same job", async () => {
+  // A worker of the version before died between marking a portable submission and `created`.
+  // Its key was the bare research id: a restart must find that job again, not start another.
+  const prefix = "krl:";
+  const store = () => createRedisStore(redis.client(), { prefix });
+  const client = () => new Sonde({ env: {}, portable: { store: store(), leaseMs: 1_000 } });
+  const setup = { prefix, queueName: "krl" };
+  const queue = createResearchQueue({ redis: redis.client(), client: client(), ...setup });
+  const request = { model: "portable:demo/offline", query: "Why do heat pumps save energy?" };
+  try {
+    const { id } = await queue.enqueue(request, { idempotencyKey: "k" });
+    const earlier = client().research.start({ ...request, idempotencyKey: id });
+    const started = await earlier.created();
+    await earlier.detach();
+    await redis
+      .client()
+      .hset(`${prefix}job:{${id}}`, { submittingAt: new Date().toISOString(), status: "running" });
+    const worker = createResearchWorker({ redis: redis.client(), client: client(), ...setup });
+    try {
+      const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
+      expect(settled.state.error).toBeUndefined();
+      expect(settled.state.ref?.jobId).toBe(started);
+    } finally {
+      await worker.close();
+    }
+  } finally {
+    await queue.close();
+  }
+}, 40_000);

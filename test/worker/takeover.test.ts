@@ -61,6 +61,60 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
     }
   }, 40_000);
 
+  it("a stale poll-only run's hold (no event to refuse) does not reopen the ended job", async () => {
+    // The stale run waits out a long Retry-After between polls, then its hold timer fires: a
+    // hold writes a status and queues a wake, and nothing of it went through the event fence.
+    const stale = await startLoopback((request, response) => {
+      if (request.method === "POST") return void reply(response, 200, invoked("job_1"));
+      response.writeHead(200, { "content-type": "application/json", "retry-after": "4" });
+      response.end(JSON.stringify({ job_id: "job_1", status: "running" }));
+    });
+    const fresh = await startLoopback((_request, response) => void reply(response, 200, completed("job_1")));
+    const setup = { prefix: "tk3:", queueName: "tk3", lockDurationMs: 400, engineLimits: {}, concurrency: 1 };
+    const queue = createResearchQueue({ redis: redis.client(), client: hostedClient(stale.url), ...setup });
+    const first = createResearchWorker({
+      redis: redis.client(),
+      client: hostedClient(stale.url),
+      ...setup,
+      holdMs: 2_500,
+    });
+    let second: ReturnType<typeof createResearchWorker> | undefined;
+    const db = redis.client();
+    const statuses: string[] = [];
+    let watching = true;
+    try {
+      const { id } = await queue.enqueue({ model: HOSTED, query: "q" }, { idempotencyKey: "k" });
+      const watch = (async () => {
+        while (watching) {
+          const status = await db.hget(`tk3:job:{${id}}`, "status");
+          if (status && statuses.at(-1) !== status) statuses.push(status);
+          await sleep(20);
+        }
+      })();
+      await expect.poll(async () => (await queue.status(id))?.ref, { timeout: 5_000 }).toBeDefined();
+      second = createResearchWorker({
+        redis: redis.client(),
+        client: hostedClient(fresh.url),
+        ...setup,
+        holdMs: 60_000,
+      });
+      await db.del(`bull:tk3:${id}:lock`);
+      const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
+      expect(settled.state.status).toBe("completed");
+      await sleep(3_000); // the stale run's hold fires meanwhile
+      watching = false;
+      await watch;
+      expect(statuses.slice(statuses.indexOf("completed"))).toEqual(["completed"]);
+    } finally {
+      watching = false;
+      await first.close();
+      await second?.close();
+      await queue.close();
+      await stale.close();
+      await fresh.close();
+    }
+  }, 40_000);
+
   it("lapsed while its submission awaited an answer: the job ends once, and stays as it ended", async () => {
     let posted!: () => void;
     const post = new Promise<void>((resolve) => {
