@@ -22,6 +22,27 @@ afterAll(() => redis?.stop());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FINAL = ["completed", "incomplete", "cancelled", "failed", "indeterminate"];
 
+/** Every status a job's state takes, in order (polled every 20 ms until `stop()`). */
+function watchStatuses(key: string) {
+  const db = redis.client();
+  const statuses: string[] = [];
+  let watching = true;
+  const watched = (async () => {
+    while (watching) {
+      const status = await db.hget(key, "status");
+      if (status && statuses.at(-1) !== status) statuses.push(status);
+      await sleep(20);
+    }
+  })();
+  return {
+    statuses,
+    async stop() {
+      watching = false;
+      await watched;
+    },
+  };
+}
+
 describe("a run whose lock lapsed while another worker took its job over", () => {
   it("writes nothing after the other run ended the job: one `done`, last, and its status kept", async () => {
     let released = false;
@@ -80,17 +101,11 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
     });
     let second: ReturnType<typeof createResearchWorker> | undefined;
     const db = redis.client();
-    const statuses: string[] = [];
-    let watching = true;
+    let watch: ReturnType<typeof watchStatuses> | undefined;
     try {
       const { id } = await queue.enqueue({ model: HOSTED, query: "q" }, { idempotencyKey: "k" });
-      const watch = (async () => {
-        while (watching) {
-          const status = await db.hget(`tk3:job:{${id}}`, "status");
-          if (status && statuses.at(-1) !== status) statuses.push(status);
-          await sleep(20);
-        }
-      })();
+      watch = watchStatuses(`tk3:job:{${id}}`);
+      const { statuses } = watch;
       await expect.poll(async () => (await queue.status(id))?.ref, { timeout: 5_000 }).toBeDefined();
       second = createResearchWorker({
         redis: redis.client(),
@@ -102,11 +117,10 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
       const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
       expect(settled.state.status).toBe("completed");
       await sleep(3_000); // the stale run's hold fires meanwhile
-      watching = false;
-      await watch;
+      await watch.stop();
       expect(statuses.slice(statuses.indexOf("completed"))).toEqual(["completed"]);
     } finally {
-      watching = false;
+      await watch?.stop();
       await first.close();
       await second?.close();
       await queue.close();
@@ -140,24 +154,17 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
       }),
     );
     const db = redis.client();
-    const statuses: string[] = [];
-    let watching = true;
+    let watch: ReturnType<typeof watchStatuses> | undefined;
     try {
       const { id } = await queue.enqueue({ model: HOSTED, query: "slow answer" }, { idempotencyKey: "k" });
-      const watch = (async () => {
-        while (watching) {
-          const status = await db.hget(`tk2:job:{${id}}`, "status");
-          if (status && statuses.at(-1) !== status) statuses.push(status);
-          await sleep(20);
-        }
-      })();
+      watch = watchStatuses(`tk2:job:{${id}}`);
+      const { statuses } = watch;
       await post;
       await db.del(`bull:tk2:${id}:lock`);
       const settled = await queue.settled(id, { signal: AbortSignal.timeout(15_000) });
       const atEnd = await queue.events.read(id);
       await sleep(3_500); // the first run's submission answers, and its job completes
-      watching = false;
-      await watch;
+      await watch.stop();
       expect(settled.state.status).toBe("indeterminate");
       expect(statuses.filter((status) => FINAL.includes(status))).toEqual(["indeterminate"]);
       // The first run got the provider's answer after all: the job's state gains its ref, so
@@ -168,7 +175,7 @@ describe("a run whose lock lapsed while another worker took its job over", () =>
       expect(await queue.events.read(id)).toEqual(atEnd);
       expect(api.requests.filter((request) => request.method === "POST")).toHaveLength(1);
     } finally {
-      watching = false;
+      await watch?.stop();
       await Promise.all(workers.map((worker) => worker.close()));
       await queue.close();
       await api.close();
