@@ -678,9 +678,15 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
     }
     const mapped = this.#session.map(wire);
     // Progress for the reconnect budget: a new event at a cursor, not a cursorless one (which
-    // a reconnection may repeat) nor a notice that maps to nothing. Polled snapshots carry no
-    // cursor, and a poll-only session backs off between its polls itself.
-    if (mapped.length > 0 && (wire.cursor !== undefined || this.#init.pollOnly)) this.#moved++;
+    // a reconnection may repeat) nor an opaque notice that maps to nothing. A ranked cursor past
+    // the last one is progress even when it maps to nothing (reasoning with thinking off).
+    // Polled snapshots carry no cursor, and a poll-only session backs off between polls itself.
+    if (
+      mapped.length > 0
+        ? wire.cursor !== undefined || this.#init.pollOnly
+        : wire.cursor !== undefined && this.#session.cursorRank?.(wire.cursor) !== undefined
+    )
+      this.#moved++;
     if (hasError(mapped)) {
       const scrubbed = redactValue(wire.data);
       for (const event of mapped) event.rawEvent = scrubbed;

@@ -79,6 +79,25 @@ describe("reconnections that get nowhere count against the retry budget", () => 
     expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
   });
 
+  it("ranked cursors: new events that map to nothing (reasoning, thinking off) are progress", async () => {
+    // A long quiet phase of a stream whose connections drop more often than retry.attempts:
+    // each brings new sequence numbers, so the job goes on to its report.
+    const quiet = Array.from({ length: 12 }, (_, i) => at(String(i + 2), ""));
+    const session = scripted(
+      (n) =>
+        n === 0
+          ? opening
+          : n <= quiet.length
+            ? [quiet[n - 1]!, "drop"]
+            : [at(String(quiet.length + 2), "t:b "), at(String(quiet.length + 3), "done")],
+      { ranked: true },
+    );
+    const events = await collectEvents(fakeJob(session, { retry }));
+    expect(session.connects.length).toBeGreaterThan(retry.attempts + 2);
+    expect(texts(events)).toEqual(["a ", "b "]);
+    expect(events.at(-1)).toMatchObject({ type: "done", status: "completed" });
+  });
+
   it("a poll-only job's cursorless snapshots are progress (its session backs off between polls itself)", async () => {
     const session = scripted(
       (n) =>
