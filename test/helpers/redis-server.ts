@@ -91,7 +91,8 @@ export async function startRedis(options: { persistent?: boolean } = {}): Promis
   };
   const kill = async () => {
     const proc = child;
-    if (!proc || proc.exitCode !== null) return;
+    // A process killed by a signal keeps exitCode null (its signalCode says it ended).
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     await new Promise((resolve) => {
       proc.once("exit", resolve);
       proc.kill("SIGKILL");
