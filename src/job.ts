@@ -1024,9 +1024,9 @@ export class ResearchJob implements AsyncIterable<ResearchEvent> {
             )
           );
         }
-        // A drop after progress: reopen from the cursor at once, with a fresh retry budget.
         this.#init.logger.debug("stream ended; resuming", { cursor, stalls, error: reason });
         notify(this.#observer, { type: "reconnect", error: redact(reason) });
+        // After progress: reopen from the cursor at once, with a fresh retry budget.
         if (stalls > 0) await sleep(pollDelay(stalls - 1, this.#init.retry), signal);
       }
       finalStatus = this.#status;

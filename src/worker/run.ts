@@ -47,16 +47,16 @@ const writeEvents = luaScript(withFinalStatuses(withAppendBatch(writeEventsSourc
 const finishRun = luaScript(withFinalStatuses(withAppendBatch(finishRunSource)));
 
 /**
- * A write refused because the job is over: another run ended it after this run's lock lapsed
- * (a stalled process, a partition) and BullMQ gave the job to another worker. This run stops
- * without writing anything more; the job's events, status and result are the other run's.
- */
-/**
  * What a run that begins at or past its job's deadline gets instead of nothing: time for one
  * read of the job (a resumed or taken-over job may have finished meanwhile), with no hold.
  */
 const LAST_READ_MS = 5_000;
 
+/**
+ * A write refused because the job is over: another run ended it after this run's lock lapsed
+ * (a stalled process, a partition) and BullMQ gave the job to another worker. This run stops
+ * without writing anything more; the job's events, status and result are the other run's.
+ */
 class EndedElsewhere extends Error {
   constructor(id: string) {
     super(
